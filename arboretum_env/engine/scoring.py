@@ -1,0 +1,217 @@
+"""Scoring per RULES.md: rights (1 cancels 8, ties including 0-0 all score), the single
+highest-scoring path per species (a dynamic programme over the rank order), totals, winners.
+
+Arboretums here are ``dict[packed cell, card]`` (see :mod:`.cards`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from .cards import CELL_STRIDE, NUM_RANKS, SPECIES, unpack_cell
+
+Arboretum = Mapping[int, int]
+
+
+@dataclass(frozen=True)
+class SpeciesScore:
+    right: bool
+    points: int
+    path: tuple[tuple[int, int], ...] = ()
+    """The scored path's cells ``(row, col)`` from its first card (lowest rank) to its last."""
+
+
+@dataclass(frozen=True)
+class PlayerScore:
+    total: int
+    species: dict[int, SpeciesScore] = field(default_factory=dict)
+    """Per species index in play."""
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    players: tuple[PlayerScore, ...]
+    winners: tuple[int, ...]
+    """Winning player indexes after the tie-break (several only for a shared win)."""
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        return tuple(p.total for p in self.players)
+
+    def to_dict(self) -> dict:
+        """The score calculator's JSON result (species by canonical name)."""
+        return {
+            "players": [
+                {
+                    "total": p.total,
+                    "species": {
+                        SPECIES[s]: {"right": sc.right, "points": sc.points,
+                                     "path": [list(cell) for cell in sc.path]}
+                        for s, sc in p.species.items()
+                    },
+                }
+                for p in self.players
+            ],
+            "winners": list(self.winners),
+        }
+
+
+def _pure_points(length: int) -> int:
+    return 2 * length if length >= 4 else length
+
+
+def best_path(arboretum: Arboretum, species: int) -> tuple[int, tuple[int, ...]]:
+    """Points and packed cells of the single highest-scoring path of ``species``.
+
+    A dynamic programme over the cards in rank order (paths climb strictly in rank, so the rank
+    order is a topological order). Per card it keeps three values with parent pointers:
+
+    * ``mix``: the best ``length + start bonus`` of a path from a ``species`` card to this card;
+    * ``pure_any``: the longest all-``species`` path ending here;
+    * ``pure_one``: the longest all-``species`` path ending here that starts with a 1.
+
+    Points are increasing in length for a fixed pair of end bonuses, so these suffice. Returns
+    ``(0, ())`` when there is no path of at least two cards.
+    """
+    return _best_path(arboretum, species, _predecessors(arboretum))
+
+
+def _predecessors(arboretum: Arboretum) -> list[tuple[int, int, tuple[int, ...]]]:
+    """``(cell, card, lower-ranked neighbour cells)`` in (rank, cell) order."""
+    get = arboretum.get
+    out = []
+    for cell in sorted(arboretum, key=lambda c: ((arboretum[c] & 7), c)):
+        card = arboretum[cell]
+        rank = card & 7
+        preds = []
+        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+            other = get(n)
+            if other is not None and (other & 7) < rank:
+                preds.append(n)
+        out.append((cell, card, tuple(preds)))
+    return out
+
+
+def _best_path(arboretum: Arboretum, species: int, ordered) -> tuple[int, tuple[int, ...]]:
+    mix: dict[int, int] = {}
+    mix_parent: dict[int, int] = {}
+    pure_any: dict[int, int] = {}
+    any_parent: dict[int, int] = {}
+    pure_one: dict[int, int] = {}
+    one_parent: dict[int, int] = {}
+    best = 0
+    best_end = None
+    best_table = None
+    for cell, card, preds in ordered:
+        rank = card & 7
+        is_species = (card >> 3) == species
+        ext = 0
+        ext_parent = None
+        for n in preds:
+            v = mix.get(n)
+            if v is not None and v + 1 > ext:
+                ext = v + 1
+                ext_parent = n
+        if ext_parent is not None:
+            mix[cell] = ext
+            mix_parent[cell] = ext_parent
+        elif is_species:
+            mix[cell] = 2 if rank == 0 else 1
+        if not is_species:
+            continue
+        end_bonus = 2 if rank == NUM_RANKS - 1 else 0
+        if ext_parent is not None and ext + end_bonus > best:
+            best, best_end, best_table = ext + end_bonus, cell, mix_parent
+        length_any, parent_any = 1, None
+        length_one, parent_one = (1 if rank == 0 else 0), None
+        for n in preds:
+            if (arboretum[n] >> 3) != species:
+                continue
+            v = pure_any[n]
+            if v + 1 > length_any:
+                length_any, parent_any = v + 1, n
+            v = pure_one.get(n, 0)
+            if v and v + 1 > length_one:
+                length_one, parent_one = v + 1, n
+        pure_any[cell] = length_any
+        if parent_any is not None:
+            any_parent[cell] = parent_any
+        if length_one:
+            pure_one[cell] = length_one
+            if parent_one is not None:
+                one_parent[cell] = parent_one
+        if length_any >= 4 and _pure_points(length_any) + end_bonus > best:
+            best, best_end, best_table = _pure_points(length_any) + end_bonus, cell, any_parent
+        if length_one >= 4 and _pure_points(length_one) + 1 + end_bonus > best:
+            best, best_end, best_table = _pure_points(length_one) + 1 + end_bonus, cell, one_parent
+    if best_end is None:
+        return 0, ()
+    cells = [best_end]
+    while cells[-1] in best_table:
+        cells.append(best_table[cells[-1]])
+    cells.reverse()
+    return best, tuple(cells)
+
+
+def species_sums(hands: Sequence[Iterable[int]], species: int) -> list[int]:
+    """Each player's hand sum of ``species`` after "1 cancels 8"."""
+    one, eight = species * NUM_RANKS, species * NUM_RANKS + NUM_RANKS - 1
+    holders_of_one = [one in hand for hand in hands]
+    sums = []
+    for p, hand in enumerate(hands):
+        total = 0
+        for card in hand:
+            if card >> 3 == species:
+                if card == eight and any(h for q, h in enumerate(holders_of_one) if q != p):
+                    continue
+                total += (card & 7) + 1
+        sums.append(total)
+    return sums
+
+
+def rights(hands: Sequence[Iterable[int]], species: int) -> list[bool]:
+    """Who may score ``species``: every player with the highest sum (a 0-0 tie included)."""
+    sums = species_sums(hands, species)
+    top = max(sums)
+    return [s == top for s in sums]
+
+
+def score_position(
+    hands: Sequence[Iterable[int]],
+    arboretums: Sequence[Arboretum],
+    species_in_play: Iterable[int],
+) -> ScoreResult:
+    """Score a finished (or any) position: hands and arboretums per player."""
+    hands = [set(h) for h in hands]
+    species_in_play = sorted(species_in_play)
+    right_table = {s: rights(hands, s) for s in species_in_play}
+    players = []
+    for p, arboretum in enumerate(arboretums):
+        ordered = None
+        present = {card >> 3 for card in arboretum.values()}
+        per_species = {}
+        total = 0
+        for s in species_in_play:
+            if not right_table[s][p]:
+                per_species[s] = SpeciesScore(False, 0, ())
+                continue
+            points, cells = 0, ()
+            if s in present:
+                if ordered is None:
+                    ordered = _predecessors(arboretum)
+                points, cells = _best_path(arboretum, s, ordered)
+            per_species[s] = SpeciesScore(True, points, tuple(unpack_cell(c) for c in cells))
+            total += points
+        players.append(PlayerScore(total, per_species))
+    return ScoreResult(tuple(players), _winners(players, arboretums))
+
+
+def _winners(players: Sequence[PlayerScore], arboretums: Sequence[Arboretum]) -> tuple[int, ...]:
+    top = max(p.total for p in players)
+    tied = [i for i, p in enumerate(players) if p.total == top]
+    if len(tied) == 1:
+        return tuple(tied)
+    variety = {i: len({card >> 3 for card in arboretums[i].values()}) for i in tied}
+    most = max(variety.values())
+    return tuple(i for i in tied if variety[i] == most)

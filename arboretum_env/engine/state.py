@@ -1,0 +1,312 @@
+"""The game state and its transitions: a turn is draw, draw, play, discard (RULES.md).
+
+The hot path works on small ints (cards, packed cells), sets and lists; an ``Action`` named tuple
+is only built where a caller asks for one. Every transition checks legality first and raises
+``IllegalActionError`` without touching the state.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple, Optional, Union
+
+import numpy as np
+
+from .cards import (
+    CELL_LIMIT,
+    CELL_STRIDE,
+    HAND_SIZE,
+    NUM_RANKS,
+    card_name,
+    unpack_cell,
+)
+from .config import GameConfig
+
+DECK = -1
+"""Draw source meaning the deck; a player index means that player's discard pile."""
+
+
+class Phase(IntEnum):
+    DRAW_FIRST = 0
+    DRAW_SECOND = 1
+    PLAY = 2
+    DISCARD = 3
+    GAME_OVER = 4
+
+
+class ActionKind(IntEnum):
+    DRAW = 0
+    PLAY = 1
+    DISCARD = 2
+
+
+class Action(NamedTuple):
+    """One decision. ``source`` is for draws (``DECK`` or a player index), ``card`` for play and
+    discard, ``row``/``col`` for play."""
+
+    kind: ActionKind
+    card: int = -1
+    row: int = 0
+    col: int = 0
+    source: int = DECK
+
+    def describe(self) -> str:
+        if self.kind == ActionKind.DRAW:
+            return "draw(deck)" if self.source == DECK else f"draw(discard pile of player {self.source})"
+        if self.kind == ActionKind.PLAY:
+            return f"play({_name(self.card)} at ({self.row}, {self.col}))"
+        return f"discard({_name(self.card)})"
+
+
+def _name(card: int) -> str:
+    return card_name(card) if isinstance(card, int) and 0 <= card < 80 else repr(card)
+
+
+class IllegalActionError(ValueError):
+    """An action the rules do not allow now; the state is unchanged."""
+
+
+_DRAW_FIRST, _DRAW_SECOND, _PLAY, _DISCARD, _GAME_OVER = Phase
+_DRAW, _PLAYK, _DISCARDK = int(ActionKind.DRAW), int(ActionKind.PLAY), int(ActionKind.DISCARD)
+
+Seed = Union[int, np.random.Generator]
+
+
+class GameState:
+    """A full game state (all hidden information included).
+
+    ``deck`` and the ``discards`` piles keep their top card last. ``arboretums[p]`` maps packed
+    cells to cards; ``frontier[p]`` is the set of empty cells next to that arboretum (where a
+    card may be played once it is non-empty). ``known[p]`` holds the cards of ``p``'s hand that
+    every player knows (taken from a discard pile, not played or discarded since). ``history``
+    holds every decision as a plain ``Action``-ordered tuple.
+    """
+
+    __slots__ = ("num_players", "species", "starting_player", "seed", "deck", "hands",
+                 "discards", "arboretums", "frontier", "known", "drawn", "phase",
+                 "current_player", "turn", "last_turn", "history")
+
+    def __init__(self) -> None:  # use new_game() or from_dict()
+        self.seed: Optional[int] = None
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def config(self) -> GameConfig:
+        return GameConfig(self.num_players, self.species, self.starting_player)
+
+    @property
+    def game_over(self) -> bool:
+        return self.phase is _GAME_OVER
+
+    def draw_sources(self) -> list[int]:
+        """Legal draw sources now: ``DECK`` if it has cards, then every non-empty pile."""
+        sources = [DECK] if self.deck else []
+        sources.extend(p for p, pile in enumerate(self.discards) if pile)
+        return sources
+
+    def playable_cells(self, player: Optional[int] = None) -> Optional[set[int]]:
+        """Packed cells where ``player`` may play; ``None`` means anywhere (empty arboretum)."""
+        p = self.current_player if player is None else player
+        return self.frontier[p] if self.arboretums[p] else None
+
+    def legal_actions(self) -> list[Action]:
+        phase = self.phase
+        if phase is _DRAW_FIRST or phase is _DRAW_SECOND:
+            return [Action(ActionKind.DRAW, source=s) for s in self.draw_sources()]
+        p = self.current_player
+        hand = sorted(self.hands[p])
+        if phase is _PLAY:
+            cells = self.playable_cells()
+            cells = [0] if cells is None else sorted(cells)
+            return [Action(ActionKind.PLAY, c, *unpack_cell(cell)) for c in hand for cell in cells]
+        if phase is _DISCARD:
+            return [Action(ActionKind.DISCARD, c) for c in hand]
+        return []
+
+    # ------------------------------------------------------------ transitions
+    def apply(self, action: Action) -> None:
+        kind = action[0]
+        if kind == _DRAW:
+            self.draw(action[4])
+        elif kind == _PLAYK:
+            self.play(action[1], action[2], action[3])
+        elif kind == _DISCARDK:
+            self.discard(action[1])
+        else:
+            raise IllegalActionError(f"unknown action kind {kind!r}")
+
+    def draw(self, source: int) -> int:
+        """Draw the top card of the deck (``DECK``) or of player ``source``'s discard pile."""
+        phase = self.phase
+        if phase is not _DRAW_FIRST and phase is not _DRAW_SECOND:
+            self._illegal(Action(ActionKind.DRAW, source=source), "it is not time to draw")
+        p = self.current_player
+        if source == DECK:
+            if not self.deck:
+                self._illegal(Action(ActionKind.DRAW, source=source), "the deck is empty")
+            card = self.deck.pop()
+            if not self.deck:
+                self.last_turn = True
+        else:
+            if type(source) is not int or not 0 <= source < self.num_players:
+                self._illegal(Action(ActionKind.DRAW, source=source),
+                              f"no player {source!r} (draw sources: deck or 0..{self.num_players - 1})")
+            pile = self.discards[source]
+            if not pile:
+                self._illegal(Action(ActionKind.DRAW, source=source),
+                              f"the discard pile of player {source} is empty")
+            card = pile.pop()
+            self.known[p].add(card)
+        self.hands[p].add(card)
+        self.drawn.append(card)
+        self.history.append((_DRAW, -1, 0, 0, source))
+        if phase is _DRAW_FIRST:
+            self.phase = _DRAW_SECOND
+            if not self.deck and not any(self.discards):
+                self.phase = _PLAY  # no source for the second draw: it is skipped
+        else:
+            self.phase = _PLAY
+        return card
+
+    def play(self, card: int, row: int, col: int) -> None:
+        """Play ``card`` from hand into the own arboretum at ``(row, col)``."""
+        if self.phase is not _PLAY:
+            self._illegal(Action(ActionKind.PLAY, card, row, col), "it is not time to play")
+        p = self.current_player
+        if card not in self.hands[p]:
+            self._illegal(Action(ActionKind.PLAY, card, row, col), "that card is not in hand")
+        if type(row) is not int or type(col) is not int or not (
+                -CELL_LIMIT <= row <= CELL_LIMIT and -CELL_LIMIT <= col <= CELL_LIMIT):
+            self._illegal(Action(ActionKind.PLAY, card, row, col),
+                          f"row and col must be ints within +-{CELL_LIMIT}")
+        cell = row * CELL_STRIDE + col
+        arboretum = self.arboretums[p]
+        frontier = self.frontier[p]
+        if arboretum:
+            if cell not in frontier:
+                reason = ("that cell is taken" if cell in arboretum
+                          else "that cell is not orthogonally adjacent to the arboretum")
+                self._illegal(Action(ActionKind.PLAY, card, row, col), reason)
+            frontier.discard(cell)
+        self.hands[p].discard(card)
+        self.known[p].discard(card)
+        arboretum[cell] = card
+        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+            if n not in arboretum:
+                frontier.add(n)
+        self.history.append((_PLAYK, card, row, col, DECK))
+        self.phase = _DISCARD
+
+    def discard(self, card: int) -> None:
+        """Discard ``card`` from hand onto the own discard pile; ends the turn."""
+        if self.phase is not _DISCARD:
+            self._illegal(Action(ActionKind.DISCARD, card), "it is not time to discard")
+        p = self.current_player
+        hand = self.hands[p]
+        if card not in hand:
+            self._illegal(Action(ActionKind.DISCARD, card), "that card is not in hand")
+        hand.discard(card)
+        self.known[p].discard(card)
+        self.discards[p].append(card)
+        self.history.append((_DISCARDK, card, 0, 0, DECK))
+        self.turn += 1
+        self.drawn = []
+        if self.last_turn:
+            self.phase = _GAME_OVER
+            return
+        self.current_player = (p + 1) % self.num_players
+        self.phase = _DRAW_FIRST
+        if not self.deck and not any(self.discards):
+            self.phase = _PLAY  # no source for either draw: both are skipped
+
+    def _illegal(self, action: Action, reason: str):
+        phase = self.phase.name
+        raise IllegalActionError(
+            f"illegal action {action.describe()} by player {self.current_player} "
+            f"in phase {phase}: {reason}")
+
+    # ------------------------------------------------------------------ copies
+    def clone(self) -> "GameState":
+        s = GameState.__new__(GameState)
+        s.num_players, s.species, s.starting_player = self.num_players, self.species, self.starting_player
+        s.seed = self.seed
+        s.deck = self.deck.copy()
+        s.hands = [h.copy() for h in self.hands]
+        s.discards = [d.copy() for d in self.discards]
+        s.arboretums = [a.copy() for a in self.arboretums]
+        s.frontier = [f.copy() for f in self.frontier]
+        s.known = [k.copy() for k in self.known]
+        s.drawn = self.drawn.copy()
+        s.phase, s.current_player, s.turn, s.last_turn = (
+            self.phase, self.current_player, self.turn, self.last_turn)
+        s.history = self.history.copy()
+        return s
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GameState) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # mutable
+
+    def to_dict(self) -> dict:
+        """The whole state as JSON-able data (``from_dict`` restores it exactly)."""
+        return {
+            "config": {"num_players": self.num_players, "species": list(self.species),
+                       "starting_player": self.starting_player},
+            "seed": self.seed,
+            "deck": list(self.deck),
+            "hands": [sorted(h) for h in self.hands],
+            "discards": [list(d) for d in self.discards],
+            "arboretums": [sorted([*unpack_cell(c), card] for c, card in a.items())
+                           for a in self.arboretums],
+            "arboretum_order": [list(a.values()) for a in self.arboretums],
+            "known": [sorted(k) for k in self.known],
+            "drawn": list(self.drawn),
+            "phase": int(self.phase),
+            "current_player": self.current_player,
+            "turn": self.turn,
+            "last_turn": self.last_turn,
+            "history": [list(a) for a in self.history],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GameState":
+        from .serialize import state_from_dict  # validation lives beside the format
+
+        return state_from_dict(data)
+
+
+def new_game(config: GameConfig, seed: Seed) -> GameState:
+    """Set up a game. Randomness comes only from ``seed`` (an int or a ``numpy`` Generator),
+    consumed in this order: species left out (if not given), starting player (if not given),
+    the shuffle. The same seed gives the same game on every platform."""
+    if isinstance(seed, np.random.Generator):
+        rng, seed_value = seed, None
+    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        rng, seed_value = np.random.default_rng(int(seed)), int(seed)
+    else:
+        raise TypeError(f"seed must be an int or a numpy.random.Generator, got {type(seed).__name__}")
+    n = config.num_players
+    species = config.species
+    if species is None:
+        species = tuple(sorted(int(s) for s in rng.choice(10, size=config.num_species, replace=False)))
+    starting = config.starting_player
+    if starting is None:
+        starting = int(rng.integers(n))
+    cards = [s * NUM_RANKS + r for s in species for r in range(NUM_RANKS)]
+    deck = [cards[i] for i in rng.permutation(len(cards))]
+    s = GameState()
+    s.num_players, s.species, s.starting_player, s.seed = n, species, starting, seed_value
+    s.hands = []
+    for _ in range(n):
+        s.hands.append(set(deck[-HAND_SIZE:]))
+        del deck[-HAND_SIZE:]
+    s.deck = deck
+    s.discards = [[] for _ in range(n)]
+    s.arboretums = [{} for _ in range(n)]
+    s.frontier = [set() for _ in range(n)]
+    s.known = [set() for _ in range(n)]
+    s.drawn = []
+    s.phase, s.current_player, s.turn, s.last_turn = _DRAW_FIRST, starting, 0, False
+    s.history = []
+    return s
+
