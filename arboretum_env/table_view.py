@@ -19,7 +19,8 @@ class TableView:
     decision: Decision
     """The decision of the player to move (``view.to_move`` is its seat offset)."""
     pending: Optional[int]
-    """The card chosen to play, during ``Decision.PLAY_CELL`` (public: it is about to be placed)."""
+    """The card chosen to play during ``Decision.PLAY_CELL``; only the player to move sees it
+    (the others see the card once it is placed)."""
 
     @property
     def on_turn(self) -> bool:
@@ -27,4 +28,5 @@ class TableView:
 
 
 def table_view(state: GameState, observer: int, pending: Optional[int]) -> TableView:
-    return TableView(observe(state, observer), decision_of(state, pending), pending)
+    own = observer == state.current_player
+    return TableView(observe(state, observer), decision_of(state, pending), pending if own else None)
