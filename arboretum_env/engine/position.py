@@ -39,14 +39,12 @@ class Position:
 
 
 def _shift_paths(result: ScoreResult, offsets) -> ScoreResult:
-    from dataclasses import replace
-
     players = []
     for p, ps in enumerate(result.players):
         dr, dc = offsets[p]
-        players.append(replace(ps, species={
-            s: replace(sc, path=tuple((r + dr, c + dc) for r, c in sc.path)) for s, sc in ps.species.items()}))
-    return replace(result, players=tuple(players))
+        players.append(ps._replace(species={
+            s: sc._replace(path=tuple((r + dr, c + dc) for r, c in sc.path)) for s, sc in ps.species.items()}))
+    return result._replace(players=tuple(players))
 
 
 def _card(entry, where: str, in_play: set[int]) -> int:

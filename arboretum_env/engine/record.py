@@ -17,9 +17,9 @@ class GameRecord:
     @classmethod
     def of(cls, state: GameState) -> "GameRecord":
         """The record of a game started from an int seed (``new_game(config, seed)``)."""
-        if state.seed is None:
+        if state.seed is None or state.setup is None:
             raise ValueError("this game was started from a Generator, not an int seed: it has no record")
-        return cls(state.config, state.seed, tuple(Action(ActionKind(a[0]), *a[1:]) for a in state.history))
+        return cls(state.setup, state.seed, tuple(Action(ActionKind(a[0]), *a[1:]) for a in state.history))
 
     def replay(self, upto: int | None = None) -> GameState:
         """The state after the first ``upto`` actions (all by default)."""

@@ -6,31 +6,27 @@ Arboretums here are ``dict[packed cell, card]`` (see :mod:`.cards`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from .cards import CELL_STRIDE, NUM_RANKS, SPECIES, unpack_cell
 
 Arboretum = Mapping[int, int]
 
 
-@dataclass(frozen=True)
-class SpeciesScore:
+class SpeciesScore(NamedTuple):
     right: bool
     points: int
     path: tuple[tuple[int, int], ...] = ()
     """The scored path's cells ``(row, col)`` from its first card (lowest rank) to its last."""
 
 
-@dataclass(frozen=True)
-class PlayerScore:
+class PlayerScore(NamedTuple):
     total: int
-    species: dict[int, SpeciesScore] = field(default_factory=dict)
+    species: dict[int, SpeciesScore]
     """Per species index in play."""
 
 
-@dataclass(frozen=True)
-class ScoreResult:
+class ScoreResult(NamedTuple):
     players: tuple[PlayerScore, ...]
     winners: tuple[int, ...]
     """Winning player indexes after the tie-break (several only for a shared win)."""
@@ -57,6 +53,10 @@ class ScoreResult:
         }
 
 
+_NO_RIGHT = SpeciesScore(False, 0, ())
+_RIGHT = SpeciesScore(True, 0, ())
+
+
 def _pure_points(length: int) -> int:
     return 2 * length if length >= 4 else length
 
@@ -74,26 +74,36 @@ def best_path(arboretum: Arboretum, species: int) -> tuple[int, tuple[int, ...]]
     Points are increasing in length for a fixed pair of end bonuses, so these suffice. Returns
     ``(0, ())`` when there is no path of at least two cards.
     """
-    return _best_path(arboretum, species, _predecessors(arboretum))
+    ranks = [card & 7 for card in arboretum.values() if card >> 3 == species]
+    if len(ranks) < 2:
+        return 0, ()
+    return _best_path(arboretum, species, _predecessors(arboretum), min(ranks), max(ranks))
 
 
-def _predecessors(arboretum: Arboretum) -> list[tuple[int, int, tuple[int, ...]]]:
-    """``(cell, card, lower-ranked neighbour cells)`` in (rank, cell) order."""
+def _predecessors(arboretum: Arboretum) -> tuple[list[tuple[int, int, list[int]]], list[int]]:
+    """``(cell, card, lower-ranked neighbour cells)`` in rank order, and the index where each
+    rank starts in that list (9 entries). The rank order is the DP's topological order; cards
+    of equal rank keep the arboretum's order (which only decides between equal paths)."""
+    by_rank: list[list] = [[], [], [], [], [], [], [], []]
     get = arboretum.get
-    out = []
-    for cell in sorted(arboretum, key=lambda c: ((arboretum[c] & 7), c)):
-        card = arboretum[cell]
+    for cell, card in arboretum.items():
         rank = card & 7
         preds = []
         for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
             other = get(n)
             if other is not None and (other & 7) < rank:
                 preds.append(n)
-        out.append((cell, card, tuple(preds)))
-    return out
+        by_rank[rank].append((cell, card, preds))
+    ordered, starts = [], []
+    for bucket in by_rank:
+        starts.append(len(ordered))
+        ordered += bucket
+    starts.append(len(ordered))
+    return ordered, starts
 
 
-def _best_path(arboretum: Arboretum, species: int, ordered) -> tuple[int, tuple[int, ...]]:
+def _best_path(arboretum: Arboretum, species: int, predecessors, low: int, high: int) -> tuple[int, tuple[int, ...]]:
+    """The DP over the ranks ``low..high`` of the species' own cards (no path leaves them)."""
     mix: dict[int, int] = {}
     mix_parent: dict[int, int] = {}
     pure_any: dict[int, int] = {}
@@ -103,7 +113,8 @@ def _best_path(arboretum: Arboretum, species: int, ordered) -> tuple[int, tuple[
     best = 0
     best_end = None
     best_table = None
-    for cell, card, preds in ordered:
+    ordered, starts = predecessors
+    for cell, card, preds in ordered[starts[low]:starts[high + 1]]:
         rank = card & 7
         is_species = (card >> 3) == species
         ext = 0
@@ -156,17 +167,25 @@ def _best_path(arboretum: Arboretum, species: int, ordered) -> tuple[int, tuple[
 
 def species_sums(hands: Sequence[Iterable[int]], species: int) -> list[int]:
     """Each player's hand sum of ``species`` after "1 cancels 8"."""
-    one, eight = species * NUM_RANKS, species * NUM_RANKS + NUM_RANKS - 1
-    holders_of_one = [one in hand for hand in hands]
-    sums = []
-    for p, hand in enumerate(hands):
-        total = 0
+    return [sums[species] for sums in _all_sums(hands)]
+
+
+def _all_sums(hands: Sequence[Iterable[int]]) -> list[list[int]]:
+    """Per player, per species (all 10): the hand sum after "1 cancels 8"."""
+    sums = [[0] * 10 for _ in hands]
+    ones = [0] * 10  # how many players hold the 1 of each species
+    for hand, row in zip(hands, sums):
         for card in hand:
-            if card >> 3 == species:
-                if card == eight and any(h for q, h in enumerate(holders_of_one) if q != p):
-                    continue
-                total += (card & 7) + 1
-        sums.append(total)
+            row[card >> 3] += (card & 7) + 1
+            if card & 7 == 0:
+                ones[card >> 3] += 1
+    for hand, row in zip(hands, sums):
+        for card in hand:
+            if card & 7 == NUM_RANKS - 1:
+                s = card >> 3
+                own_one = (card - 7) in hand
+                if ones[s] > own_one:  # another player holds the 1: this 8 counts 0
+                    row[s] -= NUM_RANKS
     return sums
 
 
@@ -183,25 +202,38 @@ def score_position(
     species_in_play: Iterable[int],
 ) -> ScoreResult:
     """Score a finished (or any) position: hands and arboretums per player."""
-    hands = [set(h) for h in hands]
+    hands = [h if isinstance(h, (set, frozenset)) else set(h) for h in hands]
     species_in_play = sorted(species_in_play)
-    right_table = {s: rights(hands, s) for s in species_in_play}
+    sums = _all_sums(hands)
+    right_table = {}
+    for s in species_in_play:
+        top = max(row[s] for row in sums)
+        right_table[s] = [row[s] == top for row in sums]
     players = []
     for p, arboretum in enumerate(arboretums):
-        ordered = None
-        present = {card >> 3 for card in arboretum.values()}
+        by_rank = None
+        count = [0] * 10
+        low = [7] * 10
+        high = [0] * 10
+        for card in arboretum.values():
+            sp, rank = card >> 3, card & 7
+            count[sp] += 1
+            if rank < low[sp]:
+                low[sp] = rank
+            if rank > high[sp]:
+                high[sp] = rank
         per_species = {}
         total = 0
         for s in species_in_play:
             if not right_table[s][p]:
-                per_species[s] = SpeciesScore(False, 0, ())
+                per_species[s] = _NO_RIGHT
                 continue
             points, cells = 0, ()
-            if s in present:
-                if ordered is None:
-                    ordered = _predecessors(arboretum)
-                points, cells = _best_path(arboretum, s, ordered)
-            per_species[s] = SpeciesScore(True, points, tuple(unpack_cell(c) for c in cells))
+            if count[s] >= 2:
+                if by_rank is None:
+                    by_rank = _predecessors(arboretum)
+                points, cells = _best_path(arboretum, s, by_rank, low[s], high[s])
+            per_species[s] = SpeciesScore(True, points, tuple(map(unpack_cell, cells))) if points else _RIGHT
             total += points
         players.append(PlayerScore(total, per_species))
     return ScoreResult(tuple(players), _winners(players, arboretums))

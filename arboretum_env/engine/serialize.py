@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..errors import UserError
 
-from .cards import CELL_LIMIT, NEIGHBOUR_OFFSETS, NUM_CARDS, NUM_RANKS, pack_cell
+from .cards import CELL_LIMIT, NUM_CARDS, NUM_RANKS, pack_cell
 from .config import ConfigError, GameConfig
-from .state import GameState, Phase
+from .state import GameState, Phase, place
 
 
 class StateFormatError(UserError, ValueError):
@@ -37,6 +37,10 @@ def state_from_dict(data: dict) -> GameState:
     s = GameState()
     s.num_players, s.species, s.starting_player = n, config.species, config.starting_player
     s.seed = data.get("seed")
+    try:
+        s.setup = None if data.get("setup") is None else GameConfig.from_dict(data["setup"])
+    except (ConfigError, TypeError) as exc:
+        raise StateFormatError(f"state setup: {exc}") from None
     s.deck = list(_int_list(data, "deck"))
     s.drawn = list(_int_list(data, "drawn"))
     try:
@@ -44,7 +48,7 @@ def state_from_dict(data: dict) -> GameState:
         s.discards = [list(d) for d in data["discards"]]
         s.known = [set(k) for k in data["known"]]
         orders = data.get("arboretum_order")
-        s.arboretums = []
+        s.arboretums, s.frontier = [], []
         for p, cells in enumerate(data["arboretums"]):
             placed = {card: pack_cell(r, c) for r, c, card in cells}
             if len(placed) != len(cells) or any(
@@ -52,7 +56,13 @@ def state_from_dict(data: dict) -> GameState:
                     for r, c, _ in cells):
                 raise StateFormatError(f"arboretum of player {p} has repeated cards or cells out of range")
             order = orders[p] if orders is not None else [card for _, _, card in cells]
-            s.arboretums.append({placed[card]: card for card in order})
+            arboretum, frontier = {}, {}
+            for card in order:  # placement order: the frontier's order is the original one
+                place(arboretum, frontier, placed[card], card)
+            if len(arboretum) != len(cells):
+                raise StateFormatError(f"arboretum_order of player {p} does not match its cards")
+            s.arboretums.append(arboretum)
+            s.frontier.append(frontier)
         s.history = [tuple(a) for a in data["history"]]
         s.phase = Phase(data["phase"])
     except StateFormatError:
@@ -70,12 +80,4 @@ def state_from_dict(data: dict) -> GameState:
     expected = sorted(sp * NUM_RANKS + r for sp in s.species for r in range(NUM_RANKS))
     if sorted(everything) != expected or any(not 0 <= c < NUM_CARDS for c in everything):
         raise StateFormatError("the cards of the state are not exactly the cards of the species in play")
-    s.frontier = []
-    for arboretum in s.arboretums:
-        frontier = set()
-        for cell in arboretum:
-            for offset in NEIGHBOUR_OFFSETS:
-                if cell + offset not in arboretum:
-                    frontier.add(cell + offset)
-        s.frontier.append(frontier)
     return s

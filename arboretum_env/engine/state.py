@@ -16,6 +16,7 @@ from .cards import (
     CELL_LIMIT,
     CELL_STRIDE,
     HAND_SIZE,
+    NUM_SPECIES,
     NUM_RANKS,
     card_name,
     unpack_cell,
@@ -76,22 +77,27 @@ class GameState:
     """A full game state (all hidden information included).
 
     ``deck`` and the ``discards`` piles keep their top card last. ``arboretums[p]`` maps packed
-    cells to cards; ``frontier[p]`` is the set of empty cells next to that arboretum (where a
-    card may be played once it is non-empty). ``known[p]`` holds the cards of ``p``'s hand that
+    cells to cards; ``frontier[p]`` holds the empty cells next to that arboretum (where a
+    card may be played once it is non-empty) as the keys of a dict: an insertion-ordered set,
+    so that sampling from it is reproducible on every platform. ``known[p]`` holds the cards of ``p``'s hand that
     every player knows (taken from a discard pile, not played or discarded since). ``history``
     holds every decision as a plain ``Action``-ordered tuple.
     """
 
-    __slots__ = ("num_players", "species", "starting_player", "seed", "deck", "hands",
+    __slots__ = ("num_players", "species", "starting_player", "seed", "setup", "deck", "hands",
                  "discards", "arboretums", "frontier", "known", "drawn", "phase",
                  "current_player", "turn", "last_turn", "history")
 
     def __init__(self) -> None:  # use new_game() or from_dict()
         self.seed: Optional[int] = None
+        """The int seed of ``new_game`` (``None`` if it was given a Generator)."""
+        self.setup: Optional[GameConfig] = None
+        """The config as given to ``new_game`` (a record replays from it and the seed)."""
 
     # ----------------------------------------------------------------- queries
     @property
     def config(self) -> GameConfig:
+        """The resolved config: species and starting player as drawn."""
         return GameConfig(self.num_players, self.species, self.starting_player)
 
     @property
@@ -104,7 +110,7 @@ class GameState:
         sources.extend(p for p, pile in enumerate(self.discards) if pile)
         return sources
 
-    def playable_cells(self, player: Optional[int] = None) -> Optional[set[int]]:
+    def playable_cells(self, player: Optional[int] = None) -> Optional[dict[int, None]]:
         """Packed cells where ``player`` may play; ``None`` means anywhere (empty arboretum)."""
         p = self.current_player if player is None else player
         return self.frontier[p] if self.arboretums[p] else None
@@ -170,31 +176,33 @@ class GameState:
 
     def play(self, card: int, row: int, col: int) -> None:
         """Play ``card`` from hand into the own arboretum at ``(row, col)``."""
-        if self.phase is not _PLAY:
-            self._illegal(Action(ActionKind.PLAY, card, row, col), "it is not time to play")
-        p = self.current_player
-        if card not in self.hands[p]:
-            self._illegal(Action(ActionKind.PLAY, card, row, col), "that card is not in hand")
         if type(row) is not int or type(col) is not int or not (
                 -CELL_LIMIT <= row <= CELL_LIMIT and -CELL_LIMIT <= col <= CELL_LIMIT):
             self._illegal(Action(ActionKind.PLAY, card, row, col),
                           f"row and col must be ints within +-{CELL_LIMIT}")
-        cell = row * CELL_STRIDE + col
+        self.play_cell(card, row * CELL_STRIDE + col)
+
+    def play_cell(self, card: int, cell: int) -> None:
+        """``play`` with a packed cell (``row * 256 + col``, see ``cards.pack_cell``)."""
+        p = self.current_player
         arboretum = self.arboretums[p]
         frontier = self.frontier[p]
-        if arboretum:
-            if cell not in frontier:
-                reason = ("that cell is taken" if cell in arboretum
+        if self.phase is not _PLAY or card not in self.hands[p] or (arboretum and cell not in frontier):
+            row, col = unpack_cell(cell)
+            action = Action(ActionKind.PLAY, card, row, col)
+            if self.phase is not _PLAY:
+                self._illegal(action, "it is not time to play")
+            if card not in self.hands[p]:
+                self._illegal(action, "that card is not in hand")
+            self._illegal(action, "that cell is taken" if cell in arboretum
                           else "that cell is not orthogonally adjacent to the arboretum")
-                self._illegal(Action(ActionKind.PLAY, card, row, col), reason)
-            frontier.discard(cell)
         self.hands[p].discard(card)
-        self.known[p].discard(card)
-        arboretum[cell] = card
-        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
-            if n not in arboretum:
-                frontier.add(n)
-        self.history.append((_PLAYK, card, row, col, DECK))
+        known = self.known[p]
+        if known:
+            known.discard(card)
+        place(arboretum, frontier, cell, card)
+        row = (cell + 128) >> 8  # unpack_cell, inlined on the hot path
+        self.history.append((_PLAYK, card, row, cell - (row << 8), DECK))
         self.phase = _DISCARD
 
     def discard(self, card: int) -> None:
@@ -206,7 +214,9 @@ class GameState:
         if card not in hand:
             self._illegal(Action(ActionKind.DISCARD, card), "that card is not in hand")
         hand.discard(card)
-        self.known[p].discard(card)
+        known = self.known[p]
+        if known:
+            known.discard(card)
         self.discards[p].append(card)
         self.history.append((_DISCARDK, card, 0, 0, DECK))
         self.turn += 1
@@ -229,7 +239,7 @@ class GameState:
     def clone(self) -> "GameState":
         s = GameState.__new__(GameState)
         s.num_players, s.species, s.starting_player = self.num_players, self.species, self.starting_player
-        s.seed = self.seed
+        s.seed, s.setup = self.seed, self.setup
         s.deck = self.deck.copy()
         s.hands = [h.copy() for h in self.hands]
         s.discards = [d.copy() for d in self.discards]
@@ -253,6 +263,7 @@ class GameState:
             "config": {"num_players": self.num_players, "species": list(self.species),
                        "starting_player": self.starting_player},
             "seed": self.seed,
+            "setup": None if self.setup is None else self.setup.to_dict(),
             "deck": list(self.deck),
             "hands": [sorted(h) for h in self.hands],
             "discards": [list(d) for d in self.discards],
@@ -275,6 +286,16 @@ class GameState:
         return state_from_dict(data)
 
 
+def place(arboretum: dict[int, int], frontier: dict[int, None], cell: int, card: int) -> None:
+    """Put ``card`` on ``cell`` and update the frontier incrementally (no legality check)."""
+    if arboretum:
+        del frontier[cell]
+    arboretum[cell] = card
+    for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+        if n not in arboretum:
+            frontier[n] = None
+
+
 def new_game(config: GameConfig, seed: Seed) -> GameState:
     """Set up a game. Randomness comes only from ``seed`` (an int or a ``numpy`` Generator),
     consumed in this order: species left out (if not given), starting player (if not given),
@@ -288,14 +309,15 @@ def new_game(config: GameConfig, seed: Seed) -> GameState:
     n = config.num_players
     species = config.species
     if species is None:
-        species = tuple(sorted(int(s) for s in rng.choice(10, size=config.num_species, replace=False)))
+        species = tuple(sorted(rng.permutation(NUM_SPECIES)[:config.num_species].tolist()))
     starting = config.starting_player
     if starting is None:
         starting = int(rng.integers(n))
-    cards = [s * NUM_RANKS + r for s in species for r in range(NUM_RANKS)]
-    deck = [cards[i] for i in rng.permutation(len(cards))]
+    cards = np.array([s * NUM_RANKS + r for s in species for r in range(NUM_RANKS)])
+    deck = cards[rng.permutation(len(cards))].tolist()
     s = GameState()
     s.num_players, s.species, s.starting_player, s.seed = n, species, starting, seed_value
+    s.setup = config
     s.hands = []
     for _ in range(n):
         s.hands.append(set(deck[-HAND_SIZE:]))
@@ -303,7 +325,7 @@ def new_game(config: GameConfig, seed: Seed) -> GameState:
     s.deck = deck
     s.discards = [[] for _ in range(n)]
     s.arboretums = [{} for _ in range(n)]
-    s.frontier = [set() for _ in range(n)]
+    s.frontier = [{} for _ in range(n)]
     s.known = [set() for _ in range(n)]
     s.drawn = []
     s.phase, s.current_player, s.turn, s.last_turn = _DRAW_FIRST, starting, 0, False
