@@ -82,7 +82,7 @@ def parse_position(doc) -> Position:
         species.append(SPECIES_INDEX[name])
     players = doc["players"]
     if not isinstance(players, list) or not 2 <= len(players) <= 4:
-        count = len(players) if isinstance(players, list) else "no list of"
+        count = len(players) if isinstance(players, list) else f"a {type(players).__name__}, not a list"
         raise PositionError(f"'players' must list 2 to 4 players, got {count}")
     in_play = set(species)
     seen: dict[int, str] = {}

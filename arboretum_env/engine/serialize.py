@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import UserError
 
-from .cards import CELL_LIMIT, NUM_CARDS, NUM_RANKS, pack_cell
+from .cards import CELL_LIMIT, CELL_STRIDE, NUM_CARDS, NUM_RANKS, pack_cell
 from .config import ConfigError, GameConfig
 from .state import GameState, Phase, place
 
@@ -18,6 +18,33 @@ def _int_list(data: dict, key: str) -> list[int]:
     if not isinstance(value, list) or not all(type(v) is int for v in value):
         raise StateFormatError(f"state field {key!r} must be a list of ints")
     return value
+
+
+def _card_lists(data: dict, key: str) -> list:
+    value = data.get(key)
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, (list, tuple, set, frozenset)) and all(type(c) is int for c in v)
+            for v in value):
+        raise StateFormatError(f"state field {key!r} must be a list (one per player) of lists of ints")
+    return value
+
+
+def _placement_order(cells: list, p: int) -> list[int]:
+    """The cards of ``cells`` (``[row, col, card]``) in breadth-first order from the first one:
+    a placement order (each card next to an earlier one) of a connected arboretum."""
+    by_cell = {pack_cell(r, c): card for r, c, card in cells}
+    if not by_cell:
+        return []
+    start = pack_cell(cells[0][0], cells[0][1])
+    order, seen = [start], {start}
+    for cell in order:
+        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+            if n in by_cell and n not in seen:
+                seen.add(n)
+                order.append(n)
+    if len(order) != len(by_cell):
+        raise StateFormatError(f"arboretum of player {p} is not orthogonally connected")
+    return [by_cell[cell] for cell in order]
 
 
 def state_from_dict(data: dict) -> GameState:
@@ -43,6 +70,8 @@ def state_from_dict(data: dict) -> GameState:
         raise StateFormatError(f"state setup: {exc}") from None
     s.deck = list(_int_list(data, "deck"))
     s.drawn = list(_int_list(data, "drawn"))
+    for key in ("hands", "discards", "known"):
+        _card_lists(data, key)
     try:
         s.hands = [set(h) for h in data["hands"]]
         s.discards = [list(d) for d in data["discards"]]
@@ -55,10 +84,15 @@ def state_from_dict(data: dict) -> GameState:
                     not (-CELL_LIMIT <= r <= CELL_LIMIT and -CELL_LIMIT <= c <= CELL_LIMIT)
                     for r, c, _ in cells):
                 raise StateFormatError(f"arboretum of player {p} has repeated cards or cells out of range")
-            order = orders[p] if orders is not None else [card for _, _, card in cells]
+            connected = _placement_order(cells, p)
+            order = orders[p] if orders is not None else connected
             arboretum, frontier = {}, {}
             for card in order:  # placement order: the frontier's order is the original one
-                place(arboretum, frontier, placed[card], card)
+                cell = placed.get(card)
+                if cell is None or (arboretum and cell not in frontier):
+                    raise StateFormatError(
+                        f"arboretum_order of player {p} is not a placement order of its cards")
+                place(arboretum, frontier, cell, card)
             if len(arboretum) != len(cells):
                 raise StateFormatError(f"arboretum_order of player {p} does not match its cards")
             s.arboretums.append(arboretum)
@@ -80,4 +114,10 @@ def state_from_dict(data: dict) -> GameState:
     expected = sorted(sp * NUM_RANKS + r for sp in s.species for r in range(NUM_RANKS))
     if sorted(everything) != expected or any(not 0 <= c < NUM_CARDS for c in everything):
         raise StateFormatError("the cards of the state are not exactly the cards of the species in play")
+    if s.last_turn != (not s.deck):
+        raise StateFormatError("last_turn must be true exactly when the deck is empty "
+                               "(the game ends when the last card of the deck is drawn)")
+    if s.phase in (Phase.DRAW_FIRST, Phase.DRAW_SECOND) and not s.deck and not any(s.discards):
+        raise StateFormatError(f"phase {s.phase.name} but no draw source has a card "
+                               "(a draw with no source is skipped)")
     return s

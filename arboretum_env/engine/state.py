@@ -7,6 +7,7 @@ is only built where a caller asks for one. Every transition checks legality firs
 
 from __future__ import annotations
 
+import operator
 from enum import IntEnum
 from typing import NamedTuple, Optional, Union
 
@@ -57,6 +58,15 @@ class Action(NamedTuple):
         if self.kind == ActionKind.PLAY:
             return f"play({_name(self.card)} at ({self.row}, {self.col}))"
         return f"discard({_name(self.card)})"
+
+
+def _as_int(value):
+    """numpy integers (and other ``__index__`` types) as plain ints; anything else unchanged
+    (it then fails the legality checks with a clear reason)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
 
 
 def _name(card: int) -> str:
@@ -139,11 +149,13 @@ class GameState:
         elif kind == _DISCARDK:
             self.discard(action[1])
         else:
-            raise IllegalActionError(f"unknown action kind {kind!r}")
+            self._illegal(f"action {tuple(action)!r}", f"unknown action kind {kind!r}")
 
     def draw(self, source: int) -> int:
         """Draw the top card of the deck (``DECK``) or of player ``source``'s discard pile."""
         phase = self.phase
+        if type(source) is not int:
+            source = _as_int(source)
         if phase is not _DRAW_FIRST and phase is not _DRAW_SECOND:
             self._illegal(Action(ActionKind.DRAW, source=source), "it is not time to draw")
         p = self.current_player
@@ -184,6 +196,8 @@ class GameState:
 
     def play_cell(self, card: int, cell: int) -> None:
         """``play`` with a packed cell (``row * 256 + col``, see ``cards.pack_cell``)."""
+        if type(card) is not int:
+            card = _as_int(card)
         p = self.current_player
         arboretum = self.arboretums[p]
         frontier = self.frontier[p]
@@ -207,6 +221,8 @@ class GameState:
 
     def discard(self, card: int) -> None:
         """Discard ``card`` from hand onto the own discard pile; ends the turn."""
+        if type(card) is not int:
+            card = _as_int(card)
         if self.phase is not _DISCARD:
             self._illegal(Action(ActionKind.DISCARD, card), "it is not time to discard")
         p = self.current_player
@@ -229,10 +245,11 @@ class GameState:
         if not self.deck and not any(self.discards):
             self.phase = _PLAY  # no source for either draw: both are skipped
 
-    def _illegal(self, action: Action, reason: str):
+    def _illegal(self, action: Action | str, reason: str):
         phase = self.phase.name
+        described = action if isinstance(action, str) else action.describe()
         raise IllegalActionError(
-            f"illegal action {action.describe()} by player {self.current_player} "
+            f"illegal action {described} by player {self.current_player} "
             f"in phase {phase}: {reason}")
 
     # ------------------------------------------------------------------ copies
