@@ -24,7 +24,6 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .engine import DECK, NUM_CARDS, GameState, IllegalActionError, Phase, card_name, unpack_cell
-from .engine.cards import CELL_STRIDE
 
 MAX_PLAYERS = 4
 FRAME = 18
@@ -173,4 +172,6 @@ def cell_id(arboretum: Mapping[int, int], row: int, col: int) -> int:
     return PLAY_CELL + i * FRAME + j
 
 
-_ = CELL_STRIDE
+
+ACTION_LAYOUT_VERSION = 1
+"""Bumped whenever an action id changes meaning (policy files record it)."""

@@ -1,0 +1,75 @@
+"""Agents: the interface, baselines, a registry of named agents and a game loop.
+
+``make_agent("random", seed)`` / ``make_agent("greedy")`` build an agent from a spec string. Other
+agent kinds (checkpoints, exported policy files) plug in with :func:`register_agent`: a factory
+``f(argument: str, seed) -> Agent`` under a prefix, used as ``"prefix:argument"`` (for example
+``register_agent("policy", load_policy)`` makes ``make_agent("policy:models/x.pt")`` work), or
+with :func:`register_resolver` for specs without a prefix (e.g. a path to a checkpoint folder).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from .base import Agent, RandomAgent, as_policy, legal_actions
+from .greedy import GreedyAgent
+
+AgentFactory = Callable[[str, Optional[int]], Agent]
+
+AGENT_REGISTRY: dict[str, AgentFactory] = {
+    "random": lambda arg, seed: RandomAgent(seed),
+    "greedy": lambda arg, seed: GreedyAgent(seed),
+}
+"""Spec prefix -> factory ``(argument after 'prefix:', seed) -> Agent``."""
+
+RESOLVERS: list[Callable[[str, Optional[int]], Optional[Agent]]] = []
+"""Tried in order for a spec with no registered prefix; each returns an Agent or None."""
+
+
+def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
+    """Register ``factory`` for specs ``name`` and ``name:argument``."""
+    if not name or ":" in name:
+        raise ValueError(f"agent name must be non-empty without ':', got {name!r}")
+    if name in AGENT_REGISTRY and not replace:
+        raise ValueError(f"agent kind {name!r} is already registered")
+    AGENT_REGISTRY[name] = factory
+
+
+def register_resolver(resolver: Callable[[str, Optional[int]], Optional[Agent]]) -> None:
+    """Add a resolver for prefix-less specs (e.g. a checkpoint path)."""
+    RESOLVERS.append(resolver)
+
+
+def make_agent(spec: str, seed: Optional[int] = None) -> Agent:
+    """An agent from a spec: ``'random'``, ``'greedy'``, ``'<kind>:<argument>'`` of a registered
+    kind, or anything a registered resolver understands."""
+    if not isinstance(spec, str):
+        raise TypeError(f"agent spec must be a string, got {type(spec).__name__}")
+    name, _, argument = spec.partition(":")
+    factory = AGENT_REGISTRY.get(name.strip().lower())
+    if factory is not None:
+        return factory(argument, seed)
+    for resolver in RESOLVERS:
+        agent = resolver(spec, seed)
+        if agent is not None:
+            return agent
+    known = ", ".join(sorted(AGENT_REGISTRY))
+    raise ValueError(f"unknown agent {spec!r}: expected one of {known} "
+                     f"(or 'kind:argument' of a registered kind)")
+
+
+def _policy_file(argument: str, seed: Optional[int]) -> Agent:
+    from .policy import PolicyAgent  # torch is imported only when a policy file is used
+
+    return PolicyAgent(argument, seed)
+
+
+def _policy_path(spec: str, seed: Optional[int]) -> Optional[Agent]:
+    return _policy_file(spec, seed) if spec.endswith(".pt") else None
+
+
+register_agent("policy", _policy_file)
+register_resolver(_policy_path)
+
+__all__ = ["Agent", "RandomAgent", "GreedyAgent", "make_agent", "register_agent",
+           "register_resolver", "AGENT_REGISTRY", "legal_actions", "as_policy"]

@@ -1,0 +1,451 @@
+"""Arboretum as a PettingZoo AEC environment (``arboretum_v0``).
+
+The docstring of ``raw_env`` is the environment's specification; ``docs/env.md`` is the guide.
+Importing this module registers ``arboretum_v0`` with PettingZoo's registry (where the installed
+PettingZoo has one): ``pettingzoo.make("aec", "arboretum_v0", num_players=3)``.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Optional
+
+import gymnasium
+import numpy as np
+import pettingzoo
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import (
+    DISCARD,
+    DRAW_DISCARD,
+    FRAME,
+    FRAME_CELLS,
+    NUM_ACTIONS,
+    PLAY_CARD,
+    PLAY_CELL,
+    Decision,
+    apply_id,
+)
+from .engine import GameConfig, GameState, Phase, PlayerView, new_game, score, state_to_position
+from .observation import OBS_SIZE, ObservationEncoder, layout_table
+from .table_view import TableView, table_view
+
+ENV_NAME = "arboretum_v0"
+REWARD_MODES = ("win_loss", "score_margin")
+MARGIN_SCALE = 20.0
+
+_GAME_OVER, _PLAY, _DISCARD, _DRAW_FIRST, _DRAW_SECOND = (
+    Phase.GAME_OVER, Phase.PLAY, Phase.DISCARD, Phase.DRAW_FIRST, Phase.DRAW_SECOND)
+_HALF = 128
+_ONES_CELLS = memoryview(np.ones(FRAME_CELLS, np.int8))
+
+
+def env(**kwargs) -> AECEnv:
+    """``raw_env(**kwargs)`` with PettingZoo's classic wrappers: an illegal action ends the game
+    with reward -1 for its agent (``TerminateIllegalWrapper``), out-of-range actions assert
+    (``AssertOutOfBoundsWrapper``), and calls out of order raise (``OrderEnforcingWrapper``)."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+def win_loss_rewards(num_players: int, winners) -> list[float]:
+    """Zero-sum end-of-game rewards: k tied winners of n players get (n - k) / (k (n - 1)) each,
+    the others -1 / (n - 1)."""
+    n, k = num_players, len(winners)
+    win, loss = (n - k) / (k * (n - 1)), -1.0 / (n - 1)
+    return [win if p in winners else loss for p in range(n)]
+
+
+def score_margin_rewards(totals) -> list[float]:
+    """Own score minus the best other score, / 20, clipped to [-1, 1]."""
+    out = []
+    for p, own in enumerate(totals):
+        best_other = max(t for q, t in enumerate(totals) if q != p)
+        out.append(float(min(1.0, max(-1.0, (own - best_other) / MARGIN_SCALE))))
+    return out
+
+
+class raw_env(AECEnv, EzPickle):
+    __doc__ = f"""Arboretum for 2 to 4 players (PettingZoo AEC, ``{ENV_NAME}``).
+
+| | |
+|---|---|
+| Import | `from arboretum_env import env, raw_env` |
+| Registry | `pettingzoo.make("aec", "{ENV_NAME}")` (after `import arboretum_env.env`) |
+| Actions | Discrete({NUM_ACTIONS}), the same for 2, 3 and 4 players |
+| Parallel API | No |
+| Agents | `player_0` .. `player_{{n-1}}` (agent index = engine player index) |
+| Observation | `Dict(observation: Box(0, 1, ({OBS_SIZE},), float32), action_mask: Box(0, 1, ({NUM_ACTIONS},), int8))` |
+| Observation values | [0, 1] |
+
+**The game.** Ten species of trees, ranks 1 to 8 (2 players play 6 species, 3 play 8, 4 play
+10). A turn is: draw two cards (each from the deck or from the top of any discard pile), play one
+card into the own arboretum (a grid; every card after the first orthogonally next to one already
+there), discard one card onto the own discard pile. When the last deck card is drawn that player
+finishes the turn and the game is scored: for each species the players with the highest hand sum
+of it (an 8 counts 0 if another player holds that species' 1) score their best climbing path that
+starts and ends on that species. Full rules: ``RULES.md``.
+
+**Turns and agents.** ``agent_selection`` is the player to move; a turn is that agent's
+consecutive decisions: draw, draw, choose the card to play, choose its cell, discard (a draw with
+no possible source is skipped).
+
+**Why play is two decisions.** One decision per (card, cell) pair would need 80 x 324 = 25,920
+ids; card then cell needs 80 + 324, keeps the action space small and the same for every table
+size, and the policy sees the chosen card (``pending`` section, ``gain_plane``) when it picks the
+cell. The cell ids are the cells of the 18 x 18 frame in which the observation draws that
+arboretum, so a convolutional policy can score cells in place.
+
+**Actions** (``arboretum_env.actions``):
+
+| ids | meaning |
+|---|---|
+| 0 | draw the top card of the deck |
+| 1 .. 4 | draw the top card of the discard pile of seat offset ``id - 1`` (0 = own, 1 = next player in turn order, ...) |
+| 5 .. 84 | choose card ``id - 5`` (``species * 8 + rank - 1``) from hand to play |
+| 85 .. 408 | play the chosen card on frame cell ``id - 85 = i * 18 + j`` |
+| 409 .. 488 | discard card ``id - 409`` |
+
+**The frame.** Each arboretum is seen through an 18 x 18 window recomputed at every decision: its
+bounding box (h x w) is centred, ``origin_row = min_row - (18 - h) // 2`` (likewise for columns);
+an empty arboretum has origin (-9, -9), so its first card on frame cell (9, 9) lands on engine
+cell (0, 0). Before a play an arboretum holds at most 16 cards, so the bounding box plus a
+one-cell margin always fits: every legal placement has an id. ``actions.frame_origin`` and
+``actions.cell_id`` convert.
+
+**Action mask.** ``observation["action_mask"][i] == 1`` exactly when the engine accepts id ``i``
+now; agents not on turn get an all-zero mask. ``action_masks()`` returns the mask of the agent
+to move (sb3-contrib's ``MaskablePPO`` reads it).
+
+**Observation** (seat-relative: seat 0 is the observer, then the others in turn order, padded to
+4 seats; species in canonical order; everything in [0, 1]; hidden information is never encoded:
+reshuffling the deck or the cards of other hands the observer cannot know leaves its observation
+unchanged). Layout, generated from ``arboretum_env.observation.SECTIONS``:
+
+{layout_table()}
+
+**Rewards**, at the end of the game only (all earlier rewards are 0):
+
+* ``reward_mode="win_loss"`` (default), zero-sum. Winner: highest score, ties broken by the most
+  species in the arboretum, then shared. A sole winner gets +1 and every other player
+  -1/(n-1); k tied winners get (n-k)/(k(n-1)) each and the others -1/(n-1). Two players:
+  +1/-1, a shared win 0/0. Three players: +1, -1/2, -1/2; two tied winners +1/4 each, the
+  other -1/2; three tied 0. Four players: +1, -1/3 x 3; two tied winners +1/3 each, the others
+  -1/3; three tied +1/9 each, the other -1/3; four tied 0.
+* ``reward_mode="score_margin"``: own score minus the best other score, divided by 20 and
+  clipped to [-1, 1].
+
+Through ``env()`` an illegal action ends the game with -1 for its agent and 0 for the others
+(PettingZoo's ``TerminateIllegalWrapper``); on ``raw_env`` it raises ``ValueError``
+(``IllegalActionError``) naming the action, the decision and the legal ids, and changes nothing.
+
+**Episode end.** When the player who drew the last deck card has discarded: every agent is
+terminated (never truncated) and each steps once more with ``None``. ``infos[agent]`` then holds
+``"score"`` (``ScoreResult.to_dict()``: per player the total and per species the right, points
+and path) and ``"winners"`` (agent names); ``final_rewards`` keeps the rewards after the agents
+are gone. ``position()`` writes the current state as a position document (the score
+calculator's JSON) at any time.
+
+**Arguments**
+
+* ``num_players``: 2, 3 or 4.
+* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text of the table as the player
+  to move sees it), ``"human"`` (prints it after every step), ``"rgb_array"`` (an H x W x 3
+  uint8 picture). ``render_viewer`` (attribute; ``None`` = the player to move) picks the seat.
+* ``reward_mode``: ``"win_loss"`` or ``"score_margin"``.
+* ``species``: the species in play (names or indexes; ``None``: drawn from the seed).
+* ``starting_player``: ``None``: drawn from the seed.
+
+``reset(seed=...)`` makes the whole game (species, deal, starting player) from
+``numpy.random.default_rng(seed)``; ``seed=None`` draws fresh entropy (the seed used is
+``state.seed``). Extra methods: ``table_view(agent)`` (what that agent may know, for heuristic
+agents), ``state`` (the engine ``GameState``; read it, do not change it), ``position()``,
+``action_masks()``.
+
+**Version history**
+
+* v0: initial release (observation layout 1, action layout 1).
+"""
+
+    metadata = {
+        "name": ENV_NAME,
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, num_players: int = 2, render_mode: Optional[str] = None,
+                 reward_mode: str = "win_loss", species=None,
+                 starting_player: Optional[int] = None):
+        EzPickle.__init__(self, num_players, render_mode, reward_mode, species, starting_player)
+        super().__init__()
+        self.config = GameConfig(num_players, species, starting_player)  # ConfigError: ValueError
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        self.num_players = num_players
+        self.render_mode = render_mode
+        self.reward_mode = reward_mode
+        self.render_viewer: Optional[int] = None
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._encoder = ObservationEncoder()
+        self._state: Optional[GameState] = None
+        self._pending: Optional[int] = None
+        self._steps = 0
+        self._obs_cache: dict[str, tuple[int, dict]] = {}
+        self._mask_cache: tuple[int, Optional[np.ndarray]] = (-1, None)
+        self.final_rewards: Optional[dict[str, float]] = None
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy)
+        self._state = new_game(self.config, int(seed))  # == new_game(config, default_rng(seed))
+        self._pending = None
+        self._steps = 0
+        self._obs_cache = {}
+        self._mask_cache = (-1, None)
+        self._encoder.clear_cache()
+        self.final_rewards = None
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self._state.current_player]
+        if self._state.phase is _GAME_OVER:  # not reachable with the standard rules
+            self._finish()
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self._state
+        self._pending = apply_id(state, self._pending, action)  # IllegalActionError: ValueError
+        self._steps += 1
+        if state.phase is _GAME_OVER:
+            self._finish()
+        else:
+            self.agent_selection = self.possible_agents[state.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish(self) -> None:
+        result = score(self._state)
+        names = self.possible_agents
+        if self.reward_mode == "win_loss":
+            values = win_loss_rewards(self.num_players, result.winners)
+        else:
+            values = score_margin_rewards(result.totals)
+        winners = [names[p] for p in result.winners]
+        for p, a in enumerate(names):
+            self.rewards[a] = values[p]
+            self.terminations[a] = True
+            self.infos[a] = {"score": result.to_dict(), "winners": list(winners)}
+        self.final_rewards = dict(zip(names, values))
+        self._accumulate_rewards()
+
+    # ------------------------------------------------------------------ observations
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (NUM_ACTIONS,)}``, fresh
+        arrays computed once per agent and step (a second call in the same step returns the
+        same dict: do not modify it)."""
+        cached = self._obs_cache.get(agent)
+        if cached is not None and cached[0] == self._steps:
+            return cached[1]
+        state = self._state
+        p = self._index[agent]
+        observation = np.zeros(OBS_SIZE, np.float32)
+        self._encoder.encode(_table_view(state, p, self._pending), observation, zeroed=True)
+        if p == state.current_player and state.phase is not _GAME_OVER:
+            mask = self._mask()
+        else:
+            mask = np.zeros(NUM_ACTIONS, np.int8)
+        obs = {"observation": observation, "action_mask": mask}
+        self._obs_cache[agent] = (self._steps, obs)
+        return obs
+
+    def action_masks(self) -> np.ndarray:
+        """The legal-action mask (int8) of the agent to move; all zeros once the game is over."""
+        if self._state.phase is _GAME_OVER:
+            return np.zeros(NUM_ACTIONS, np.int8)
+        return self._mask().copy()
+
+    def _mask(self) -> np.ndarray:
+        """The mask of the player to move, cached per step (the array is shared: the copy in
+        ``observe`` is the only one handed out, ``action_masks`` copies it)."""
+        step, mask = self._mask_cache
+        if step == self._steps:
+            return mask
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        mv = memoryview(mask)
+        state = self._state
+        p = state.current_player
+        phase = state.phase
+        if phase is _DRAW_FIRST or phase is _DRAW_SECOND:
+            n = state.num_players
+            if state.deck:
+                mv[0] = 1
+            discards = state.discards
+            for k in range(n):
+                if discards[(p + k) % n]:
+                    mv[DRAW_DISCARD + k] = 1
+        elif phase is _PLAY:
+            pending = self._pending
+            if pending is None:
+                for c in state.hands[p]:
+                    mv[PLAY_CARD + c] = 1
+            else:
+                arboretum = state.arboretums[p]
+                if not arboretum:
+                    mv[PLAY_CELL:PLAY_CELL + FRAME_CELLS] = _ONES_CELLS
+                else:
+                    r0, c0 = self._encoder.arboretum(arboretum).origin
+                    base = PLAY_CELL - r0 * FRAME - c0
+                    for cell in state.frontier[p]:
+                        row = (cell + _HALF) >> 8
+                        mv[base + row * FRAME + cell - (row << 8)] = 1
+        elif phase is _DISCARD:
+            for c in state.hands[p]:
+                mv[DISCARD + c] = 1
+        self._mask_cache = (self._steps, mask)
+        return mask
+
+    def table_view(self, agent: str) -> TableView:
+        """What ``agent`` may know now (``TableView``): for heuristic agents."""
+        return table_view(self._state, self._index[agent], self._pending)
+
+    # ------------------------------------------------------------------ state access
+    @property
+    def state(self) -> GameState:
+        """The engine state (all hidden information included): read it, do not change it."""
+        return self._state
+
+    @property
+    def pending(self) -> Optional[int]:
+        """The card chosen to play during PLAY_CELL (``None`` otherwise)."""
+        return self._pending
+
+    def position(self) -> dict:
+        """The current state as a position document (``engine.state_to_position``)."""
+        return state_to_position(self._state)
+
+    # ------------------------------------------------------------------ rendering
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        from . import render as _render
+
+        viewer = self._state.current_player if self.render_viewer is None else self.render_viewer
+        if self.render_mode == "rgb_array":
+            return _render.render_rgb_array(self._state, viewer)
+        text = _render.render_ansi(self._state, viewer)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def __str__(self) -> str:
+        return ENV_NAME
+
+
+def _table_view(state: GameState, observer: int, pending: Optional[int]) -> TableView:
+    """``table_view.table_view(state, observer, pending)``, built without the dataclass
+    constructors (the same objects, equal field by field; tests/test_env_observation.py checks
+    it): the env builds one per observation."""
+    n = state.num_players
+    current = state.current_player
+    to_move = (current - observer) % n
+    if to_move == 0:
+        drawn = tuple(state.drawn)
+    else:
+        seen = state.known[current]
+        drawn = tuple([c for c in state.drawn if c in seen]) if seen else ()
+    hands = state.hands
+    arboretums, discards, known = state.arboretums, state.discards, state.known
+    if observer:
+        arboretums = tuple(arboretums[observer:] + arboretums[:observer])
+        discards = tuple(discards[observer:] + discards[:observer])
+        known = tuple(known[observer:] + known[:observer])
+        hand_sizes = tuple([len(h) for h in hands[observer:]] + [len(h) for h in hands[:observer]])
+    else:
+        arboretums, discards, known = tuple(arboretums), tuple(discards), tuple(known)
+        hand_sizes = tuple([len(h) for h in hands])
+    view = _new(PlayerView)
+    view.__dict__.update(
+        observer=observer, num_players=n, species=state.species, phase=state.phase,
+        to_move=to_move, turn=state.turn, hand=hands[observer], drawn=drawn,
+        arboretums=arboretums, discards=discards, known=known, hand_sizes=hand_sizes,
+        deck_size=len(state.deck))
+    phase = state.phase
+    if phase is _PLAY:
+        decision = Decision.PLAY_CARD if pending is None else Decision.PLAY_CELL
+    else:
+        decision = _DECISION_OF_PHASE[phase]
+    tv = _new(TableView)
+    tv.__dict__.update(view=view, decision=decision, pending=pending if to_move == 0 else None)
+    return tv
+
+
+_new = object.__new__
+_DECISION_OF_PHASE = {Phase.DRAW_FIRST: Decision.DRAW_FIRST, Phase.DRAW_SECOND: Decision.DRAW_SECOND,
+                      Phase.DISCARD: Decision.DISCARD, Phase.GAME_OVER: Decision.GAME_OVER}
+
+
+def _register() -> None:
+    if not hasattr(pettingzoo, "register"):
+        return
+    registry = getattr(pettingzoo, "aec_registry", None)
+    if registry is not None and "arboretum-v0" in registry:
+        return
+    pettingzoo.register("aec", ENV_NAME, entry_point="arboretum_env.env:env")
+
+
+_register()
+
+
+class _CallableModule(types.ModuleType):
+    """This module doubles as ``env()``: ``arboretum_env.env`` is both the package attribute
+    PettingZoo users call (``arboretum_env.env(num_players=3)``) and this submodule (Python sets
+    the package attribute to the submodule once it is imported, so a plain function could not
+    keep that name)."""
+
+    def __call__(self, **kwargs) -> AECEnv:
+        return env(**kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+__all__ = ["ENV_NAME", "env", "raw_env", "win_loss_rewards", "score_margin_rewards"]
+

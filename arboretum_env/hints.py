@@ -1,0 +1,126 @@
+"""Optional observation hints: what a careful player works out before each decision.
+
+``raw_env(..., hints=True)`` appends ``HINT_SIZE`` values to the observation (after the standard
+sections), written only for the player to move:
+
+| section | width | meaning (scaled by / 20, clipped to 1) |
+|---|---|---|
+| ``hint_play_gains`` | 80 | during PLAY_CARD, per card in hand: the largest growth of the own best-path points (all species in play summed) over the legal cells |
+| ``hint_give_away`` | 80 | during DISCARD, per card in hand: the largest growth of any opponent's best-path points if that opponent took the card and placed it on its best cell |
+| ``hint_pile_gains`` | 4 | during DRAW_FIRST / DRAW_SECOND, per seat: the growth of the own best-path points that the top card of that seat's discard pile could bring |
+| ``hint_advice`` | 489 | one-hot: the action :class:`agents.GreedyAgent` would take (all zeros when not on turn) |
+
+The advice makes the heuristic a prior that a policy can follow and learn to overrule (residual
+policy learning); the other sections are the raw quantities behind it.
+
+They cost time (an exact "what if this card went there" for every card and cell, through
+:class:`engine.paths.PathTables`), so they are off by default; the shipped agent is
+trained with them on. Hidden information is respected: they use only the observer's hand and
+public cards.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from .actions import NUM_ACTIONS, Decision
+from .agents.greedy import GreedyAgent
+from .engine import NUM_CARDS
+from .engine.cards import CELL_STRIDE
+from .engine.paths import PathTables
+from .table_view import TableView
+
+HINT_SECTIONS: list[tuple[str, int, str]] = [
+    ("hint_play_gains", NUM_CARDS, "PLAY_CARD: per hand card, best own best-path growth / 20"),
+    ("hint_give_away", NUM_CARDS, "DISCARD: per hand card, best opponent best-path growth / 20"),
+    ("hint_pile_gains", 4, "DRAW: per seat's pile top, own best-path growth / 20"),
+    ("hint_advice", NUM_ACTIONS, "one-hot: the greedy agent's choice for the player to move"),
+]
+HINT_SIZE = sum(width for _, width, _ in HINT_SECTIONS)
+SCALE = 20.0
+_PLAY, _GIVE, _PILE, _ADVICE = 0, NUM_CARDS, 2 * NUM_CARDS, 2 * NUM_CARDS + 4
+ADVICE_OFFSET = HINT_SIZE - NUM_ACTIONS
+"""Where the advice one-hot starts inside the hints (it is their last section)."""
+
+
+class HintWriter:
+    """Writes the hint sections; caches the placement tables of each arboretum per size."""
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[int, PathTables]] = {}
+        self._advisor = GreedyAgent()
+
+    def reset(self) -> None:
+        self._tables.clear()
+
+    def _tables_of(self, arboretum: Mapping[int, int], species) -> PathTables:
+        key = id(arboretum)
+        cached = self._tables.get(key)
+        if cached is not None and cached[0] == len(arboretum) and cached[1].arboretum is arboretum:
+            return cached[1]
+        tables = PathTables(arboretum, species)
+        self._tables[key] = (len(arboretum), tables)
+        return tables
+
+    def best_gain(self, arboretum: Mapping[int, int], frontier, species, card: int) -> int:
+        """Largest growth of the summed best-path points if ``card`` goes on a free cell."""
+        if not arboretum:
+            return 0
+        tables = self._tables_of(arboretum, species)
+        base = tables.base
+        best = 0
+        for cell in frontier:
+            gain = sum(v - base[si] for si, v in tables.improvements(cell, card).items())
+            if gain > best:
+                best = gain
+        return best
+
+    def write(self, tv: TableView, mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The hint values of ``tv`` (``mask``: the legal actions of the observer; written into
+        ``out`` if given)."""
+        if out is None:
+            out = np.zeros(HINT_SIZE, np.float32)
+        assert out.shape == (HINT_SIZE,), out.shape
+        out[:] = 0.0
+        view = tv.view
+        if view.to_move != 0:
+            return out
+        species = view.species
+        frontiers = [free_cells(a) for a in view.arboretums]
+        own, own_frontier = view.arboretums[0], frontiers[0]
+        if tv.decision is Decision.PLAY_CARD:
+            for card in view.hand:
+                out[_PLAY + card] = self.best_gain(own, own_frontier, species, card)
+        elif tv.decision is Decision.DISCARD:
+            for card in view.hand:
+                out[_GIVE + card] = max(
+                    self.best_gain(view.arboretums[k], frontiers[k], species, card)
+                    for k in range(1, view.num_players))
+        elif tv.decision in (Decision.DRAW_FIRST, Decision.DRAW_SECOND):
+            for k in range(view.num_players):
+                pile = view.discards[k]
+                if pile:
+                    out[_PILE + k] = self.best_gain(own, own_frontier, species, pile[-1])
+        np.minimum(out / SCALE, 1.0, out=out)
+        if tv.on_turn and mask.any():
+            out[_ADVICE + self._advisor.act(None, mask, tv)] = 1.0
+        return out
+
+
+def free_cells(arboretum: Mapping[int, int]) -> list[int]:
+    """Empty cells orthogonally next to the arboretum (packed), in a fixed order."""
+    cells = {}
+    for cell in arboretum:
+        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+            if n not in arboretum:
+                cells[n] = None
+    return list(cells)
+
+
+def with_hints(observation: np.ndarray, tv: TableView, writer: "HintWriter",
+               mask: np.ndarray) -> np.ndarray:
+    """The standard observation followed by the hints (a new float32 array)."""
+    return np.concatenate([observation, writer.write(tv, mask)]).astype(np.float32, copy=False)
+

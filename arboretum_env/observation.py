@@ -1,0 +1,806 @@
+"""The observation tensor: observe-then-encode (as in the Hanabi Learning Environment).
+
+``table_view.table_view`` says what one seat may know (``TableView``: the engine's seat-relative
+``PlayerView`` plus the decision and the pending card); ``ObservationEncoder.encode`` writes it,
+section by section, into a preallocated float32 vector of ``OBS_SIZE`` values, all in [0, 1].
+
+Layout rules:
+
+* **Seat-relative.** Seat 0 is the observer, seat k the player k places later in turn order.
+  Every per-seat part is padded to 4 seats (absent seats are zeros), so the shape is the same
+  for 2, 3 and 4 players.
+* **Species** always use the canonical order (10 slots, ``engine.SPECIES``); species not in play
+  stay 0. A **card** slot is the card id ``species * 8 + rank - 1`` (80 slots).
+* **Spatial planes** are 18 x 18 (row-major, 324 values) in the *action frame*
+  (``actions.frame_origin``): plane cell ``i * 18 + j`` is the cell that action
+  ``PLAY_CELL + i * 18 + j`` would play on in that arboretum. Each arboretum has its own frame.
+
+``SECTIONS`` (in order: name, width, meaning and scale) is the single source of the layout table
+of the env docstring and ``docs/env.md`` (``layout_table()`` renders it); ``encode`` asserts
+each section's width, and the module asserts the total (``OBS_SIZE``).
+
+Speed: each arboretum's features (summary, planes, and lazily the observer's species planes)
+are cached per arboretum object and card count: arboretums only grow, so a
+cached entry is valid as long as its card count is unchanged. Each discard pile's block is
+cached by the pile's contents. Small card sets (a hand, the known cards) are written one value
+at a time through a ``memoryview`` (faster than numpy fancy indexing for under ~20 values).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import numpy as np
+
+from .actions import FRAME, FRAME_CELLS, MAX_PLAYERS, Decision, frame_origin
+from .engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES
+from .engine.cards import CELL_STRIDE
+from .table_view import TableView
+
+# ----------------------------------------------------------------------------- scales
+DECK_SCALE = 80.0
+"""deck size / 80."""
+TURN_SCALE = 64.0
+"""turn / 64 (a game has at most 52 turns)."""
+HAND_SCALE = 9.0
+"""hand size / 9 (7 between turns, 9 after both draws)."""
+SUM_SCALE = 36.0
+"""hand sum of a species / 36 (1 + 2 + ... + 8)."""
+POINTS_SCALE = 20.0
+"""path points / 20 (the best possible path scores 19: eight cards 1..8 of one species)."""
+COUNT_SCALE = 8.0
+"""cards of a species / 8."""
+PILE_SCALE = 80.0
+"""discard depth value: (80 - depth) / 80, depth 0 = top card."""
+RANK_SCALE = 8.0
+SPECIES_SCALE = 10.0
+
+DECISIONS = len(Decision)
+
+# ----------------------------------------------------------------------------- layout
+OBS_LAYOUT_VERSION = 1
+"""Bumped whenever the meaning of any observation value changes (policy files record it)."""
+
+SEATS = MAX_PLAYERS
+PILE_BLOCK = 2 * NUM_CARDS
+"""Per seat in ``discard_piles``: 80 depth values, then the 80-value top-card one-hot."""
+SUMMARY_BLOCK = NUM_CARDS + 2 * NUM_SPECIES
+"""Per seat in ``arboretum_summary``: 80 cards present, 10 path points, 10 species counts."""
+PLANES_BLOCK = 2 * FRAME_CELLS
+"""Per seat in ``arboretum_planes``: the rank plane, then the species plane."""
+
+SECTIONS: list[tuple[str, int, str]] = [
+    ("player_count", 3, "one-hot: 2, 3 or 4 players"),
+    ("decision", DECISIONS,
+     "one-hot `actions.Decision`: DRAW_FIRST, DRAW_SECOND, PLAY_CARD, PLAY_CELL, DISCARD, GAME_OVER"),
+    ("to_move", SEATS, "one-hot: seat of the player to move (0 = the observer)"),
+    ("deck_size", 1, "cards left in the deck / 80"),
+    ("turn", 1, "turns completed / 64 (a game has at most 52)"),
+    ("species_in_play", NUM_SPECIES, "multi-hot: the species of this game"),
+    ("hand", NUM_CARDS, "multi-hot: the observer's hand"),
+    ("drawn", NUM_CARDS,
+     "multi-hot: cards drawn this turn that the observer saw (all of them on its own turn, "
+     "otherwise those taken from discard piles)"),
+    ("pending", NUM_CARDS,
+     "one-hot: the card chosen to play; during PLAY_CELL, for the player to move only"),
+    ("rights", NUM_SPECIES,
+     "per species in play: 1 if the observer would hold the right to score it given what it "
+     "sees (its hand against the others' known cards, '1 cancels 8', ties included), else 0"),
+    ("hand_sizes", SEATS, "per seat: cards in hand / 9"),
+    ("hand_sums", SEATS * NUM_SPECIES,
+     "per seat, per species: rank sum / 36 of the cards of that hand the observer sees (seat 0: "
+     "its whole hand; others: their known cards), '1 cancels 8' applied among those cards"),
+    ("known_cards", SEATS * NUM_CARDS,
+     "per seat, multi-hot: cards known to be in that hand (taken from a discard pile, not "
+     "played or discarded since); seat 0: what the others know of the observer's hand"),
+    ("discard_piles", SEATS * PILE_BLOCK,
+     "per seat, 160 values: for each card in that discard pile (80 - depth) / 80, depth 0 = top "
+     "(1.0 = top card, smaller = deeper, 0 = not in the pile); then the top card one-hot (80)"),
+    ("arboretum_summary", SEATS * SUMMARY_BLOCK,
+     "per seat, 100 values: multi-hot cards in that arboretum (80); per species the points / 20 "
+     "of its best current path there (`engine.scoring.best_path`, regardless of rights) (10); "
+     "per species its cards there / 8 (10)"),
+    ("arboretum_planes", SEATS * PLANES_BLOCK,
+     "per seat, two 18 x 18 planes in that arboretum's action frame: rank / 8, then "
+     "(species index + 1) / 10; 0 = empty cell"),
+    ("own_species_planes", NUM_SPECIES * FRAME_CELLS,
+     "10 planes 18 x 18 (canonical species order), the observer's arboretum in its action "
+     "frame: rank / 8 where a card of that species lies, else 0"),
+    ("gain_plane", FRAME_CELLS,
+     "18 x 18, the observer's action frame; during PLAY_CELL for the player to move: on every "
+     "legal cell (1 + gain) / 20, gain = growth of the best-path points of the pending card's "
+     "species if the card goes there; 0 on other cells and in other decisions"),
+]
+
+
+def _offsets(sections) -> dict[str, int]:
+    out, at = {}, 0
+    for name, width, _ in sections:
+        out[name] = at
+        at += width
+    return out
+
+
+OBS_SIZE = sum(w for _, w, _ in SECTIONS)
+OFFSETS = _offsets(SECTIONS)
+WIDTHS = {name: w for name, w, _ in SECTIONS}
+assert OBS_SIZE == 7835, OBS_SIZE
+assert OBS_SIZE <= 10_000
+
+_O_PLAYERS = OFFSETS["player_count"]
+_O_DECISION = OFFSETS["decision"]
+_O_TO_MOVE = OFFSETS["to_move"]
+_O_DECK = OFFSETS["deck_size"]
+_O_TURN = OFFSETS["turn"]
+_O_SPECIES = OFFSETS["species_in_play"]
+_O_HAND = OFFSETS["hand"]
+_O_DRAWN = OFFSETS["drawn"]
+_O_PENDING = OFFSETS["pending"]
+_O_RIGHTS = OFFSETS["rights"]
+_O_HAND_SIZES = OFFSETS["hand_sizes"]
+_O_SUMS = OFFSETS["hand_sums"]
+_O_KNOWN = OFFSETS["known_cards"]
+_O_PILES = OFFSETS["discard_piles"]
+_O_SUMMARY = OFFSETS["arboretum_summary"]
+_O_ARB_PLANES = OFFSETS["arboretum_planes"]
+_O_PLANES = OFFSETS["own_species_planes"]
+_O_GAIN = OFFSETS["gain_plane"]
+# Inside one seat's blocks.
+_P_TOP = NUM_CARDS
+_A_POINTS = NUM_CARDS
+_A_COUNTS = NUM_CARDS + NUM_SPECIES
+_A_SPECIES = FRAME_CELLS
+
+_STRIDE = CELL_STRIDE
+_HALF = CELL_STRIDE // 2
+_NEIGHBOURS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
+_GAIN_EMPTY = memoryview(np.full(FRAME_CELLS, 1.0 / POINTS_SCALE, np.float32))
+"""The gain plane of an empty arboretum: every cell is legal and a single card gains 0."""
+_CACHE_LIMIT = 4096
+
+
+def layout_table() -> str:
+    """The observation layout as a Markdown table (env docstring and docs/env.md)."""
+    lines = ["| offset | width | section | meaning and scale |", "|---:|---:|---|---|"]
+    for name, width, desc in SECTIONS:
+        lines.append(f"| {OFFSETS[name]} | {width} | `{name}` | {desc} |")
+    lines.append(f"| | {OBS_SIZE} | | total (`OBS_SIZE`) |")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------- path features
+# An arboretum's cards in rank order for the dynamic programmes: ``buckets[r]`` lists
+# ``(cell, card, lower, higher)`` for the cards of rank r + 1, ``lower`` / ``higher`` the
+# neighbouring cells with a lower / higher rank. Paths climb strictly in rank, so rank order is
+# a topological order.
+def _buckets(arboretum: Mapping[int, int]) -> list[list[tuple[int, int, list[int], list[int]]]]:
+    get = arboretum.get
+    buckets: list[list] = [[], [], [], [], [], [], [], []]
+    for cell, card in arboretum.items():
+        rank = card & 7
+        lower, higher = [], []
+        for n in (cell - _STRIDE, cell + 1, cell + _STRIDE, cell - 1):
+            other = get(n)
+            if other is not None:
+                r = other & 7
+                if r < rank:
+                    lower.append(n)
+                elif r > rank:
+                    higher.append(n)
+        buckets[rank].append((cell, card, lower, higher))
+    return buckets
+
+
+def _forward(arboretum, buckets, species: int, low: int, high: int):
+    """Forward DP for one species over the ranks ``low..high`` (0-based).
+
+    Returns ``(mix, pure, pure_one, best)``: per cell, ``mix`` = best length + start bonus of a
+    climbing path from a ``species`` card to that cell; ``pure`` = longest all-species path
+    ending there; ``pure_one`` = the same, starting with a 1; ``best`` = best path points.
+    """
+    mix: dict[int, int] = {}
+    pure: dict[int, int] = {}
+    pure_one: dict[int, int] = {}
+    best = 0
+    for rank in range(low, high + 1):
+        for cell, card, lower, _ in buckets[rank]:
+            own = (card >> 3) == species
+            ext = 0
+            for n in lower:
+                v = mix.get(n, 0)
+                if v > ext:
+                    ext = v
+            if ext:
+                mix[cell] = ext + 1
+                if own:
+                    pts = ext + 3 if rank == 7 else ext + 1
+                    if pts > best:
+                        best = pts
+            elif own:
+                mix[cell] = 2 if rank == 0 else 1
+            if own:
+                length, length_one = 1, (1 if rank == 0 else 0)
+                for n in lower:
+                    if (arboretum[n] >> 3) == species:
+                        v = pure[n] + 1
+                        if v > length:
+                            length = v
+                        v = pure_one.get(n, 0)
+                        if v and v + 1 > length_one:
+                            length_one = v + 1
+                pure[cell] = length
+                if length_one:
+                    pure_one[cell] = length_one
+                if length >= 4:
+                    end = 2 if rank == 7 else 0
+                    if 2 * length + end > best:
+                        best = 2 * length + end
+                    if length_one >= 4 and 2 * length_one + 1 + end > best:
+                        best = 2 * length_one + 1 + end
+    return mix, pure, pure_one, best
+
+
+def _backward(arboretum, buckets, species: int, low: int, high: int):
+    """Backward DP over the ranks ``high..low``: per cell, ``mix`` = best length + end bonus of
+    a climbing path from that cell to a ``species`` card; ``pure`` = longest all-species path
+    starting there; ``pure_eight`` = the same, ending with an 8."""
+    mix: dict[int, int] = {}
+    pure: dict[int, int] = {}
+    pure_eight: dict[int, int] = {}
+    for rank in range(high, low - 1, -1):
+        for cell, card, _, higher in buckets[rank]:
+            own = (card >> 3) == species
+            ext = 0
+            for m in higher:
+                v = mix.get(m, 0)
+                if v > ext:
+                    ext = v
+            if ext:
+                mix[cell] = ext + 1
+            elif own:
+                mix[cell] = 3 if rank == 7 else 1
+            if own:
+                length, length_eight = 1, (1 if rank == 7 else 0)
+                for m in higher:
+                    if (arboretum[m] >> 3) == species:
+                        v = pure[m] + 1
+                        if v > length:
+                            length = v
+                        v = pure_eight.get(m, 0)
+                        if v and v + 1 > length_eight:
+                            length_eight = v + 1
+                pure[cell] = length
+                if length_eight:
+                    pure_eight[cell] = length_eight
+    return mix, pure, pure_eight
+
+
+def _species_ranges(cards):
+    """Per species: lowest and highest rank (0-based; 8 and -1 when absent) and card count."""
+    lows = [8] * NUM_SPECIES
+    highs = [-1] * NUM_SPECIES
+    counts = [0] * NUM_SPECIES
+    for card in cards:
+        s, r = card >> 3, card & 7
+        counts[s] += 1
+        if r < lows[s]:
+            lows[s] = r
+        if r > highs[s]:
+            highs[s] = r
+    return lows, highs, counts
+
+
+def best_points(arboretum: Mapping[int, int], buckets=None) -> list[int]:
+    """Points of the best current path of every species (10 values, canonical order); equal to
+    ``engine.scoring.best_path(arboretum, s)[0]`` for each species ``s``."""
+    if buckets is None:
+        buckets = _buckets(arboretum)
+    lows, highs, counts = _species_ranges(arboretum.values())
+    return [_forward(arboretum, buckets, s, lows[s], highs[s])[3] if counts[s] >= 2 else 0
+            for s in range(NUM_SPECIES)]
+
+
+def placement_gains(arboretum: Mapping[int, int], card: int, cells, buckets=None,
+                    points: Optional[list[int]] = None) -> dict[int, int]:
+    """Per packed cell of ``cells`` (empty cells next to the arboretum): how much the best-path
+    points of ``card``'s species grow if ``card`` is placed there.
+
+    A new path passes through the new card; its part below the card and its part above cannot
+    share cells (ranks climb), so the best path through a cell joins the best forward value of
+    a lower neighbour and the best backward value of a higher one (mixed paths), or the longest
+    all-species runs below and above (pure paths)."""
+    species, rank = card >> 3, card & 7
+    ranks = [c & 7 for c in arboretum.values() if c >> 3 == species]
+    if not ranks:  # no other card of the species: no path
+        return {cell: 0 for cell in cells}
+    if buckets is None:
+        buckets = _buckets(arboretum)
+    old = (points if points is not None else best_points(arboretum, buckets))[species]
+    mix_in, pure_in, one_in, _ = _forward(arboretum, buckets, species, min(ranks), rank - 1)
+    mix_out, pure_out, eight_out = _backward(arboretum, buckets, species, rank + 1, max(ranks))
+    start_self = 2 if rank == 0 else 1
+    end_self = 2 if rank == 7 else 0
+    start_bonus = 1 if rank == 0 else 0
+    get = arboretum.get
+    gains = {}
+    for cell in cells:
+        a_ext = e_ext = 0
+        pa = pa1 = pb = pb8 = 0
+        for n in (cell - _STRIDE, cell + 1, cell + _STRIDE, cell - 1):
+            other = get(n)
+            if other is None:
+                continue
+            r = other & 7
+            if r < rank:
+                v = mix_in.get(n, 0)
+                if v > a_ext:
+                    a_ext = v
+                if (other >> 3) == species:
+                    if pure_in[n] > pa:
+                        pa = pure_in[n]
+                    v = one_in.get(n, 0)
+                    if v > pa1:
+                        pa1 = v
+            elif r > rank:
+                v = mix_out.get(n, 0)
+                if v > e_ext:
+                    e_ext = v
+                if (other >> 3) == species:
+                    if pure_out[n] > pb:
+                        pb = pure_out[n]
+                    v = eight_out.get(n, 0)
+                    if v > pb8:
+                        pb8 = v
+        if not a_ext and not e_ext:
+            gains[cell] = 0
+            continue
+        best = 0
+        if a_ext:
+            best = a_ext + 1 + (e_ext if e_ext else end_self)
+        if e_ext and start_self + e_ext > best:
+            best = start_self + e_ext
+        if pa + 1 + pb >= 4 or (pa1 and pa1 + 1 + pb >= 4) or (pb8 and pa + 1 + pb8 >= 4):
+            for length, bonus in ((pa + 1 + pb, start_bonus + end_self),
+                                  (pa1 + 1 + pb if pa1 else 0, 1 + end_self),
+                                  (pa + 1 + pb8 if pb8 else 0, start_bonus + 2),
+                                  (pa1 + 1 + pb8 if pa1 and pb8 else 0, 3)):
+                if length >= 4 and 2 * length + bonus > best:
+                    best = 2 * length + bonus
+        gains[cell] = best - old if best > old else 0
+    return gains
+
+
+# ----------------------------------------------------------------------------- caches
+_RANK_VALUE = [((c & 7) + 1) / RANK_SCALE for c in range(NUM_CARDS)]
+_SPECIES_VALUE = [((c >> 3) + 1) / SPECIES_SCALE for c in range(NUM_CARDS)]
+
+
+class _Arboretum:
+    """Cached features of one arboretum at one card count (``size``): ``summary_view`` and
+    ``planes_view`` (its parts of ``arboretum_summary`` and ``arboretum_planes``, read-only
+    memoryviews of float32), ``species_planes()`` and ``frontier()`` (built on first use), the
+    frame ``origin`` (as ``actions.frame_origin``), the best path ``points`` per species and the
+    DP's rank ``buckets``.
+
+    Built from scratch, or grown from the entry of the same arboretum one card earlier
+    (``previous``): arboretums only grow, by insertion (the new card is the dict's last item),
+    so only the new card's effects are computed. tests/test_env_observation.py checks that
+    grown entries equal entries built from scratch."""
+
+    __slots__ = ("arboretum", "size", "origin", "points", "buckets", "summary_view", "planes_view",
+                 "_summary", "_planes", "_species_planes", "_frontier", "_previous", "_cells",
+                 "_cards", "_box", "_ranges")
+
+    def __init__(self, arboretum: Mapping[int, int], previous: Optional["_Arboretum"] = None) -> None:
+        self.arboretum = arboretum  # keeps the object alive: its id stays unique in the cache
+        self.size = size = len(arboretum)
+        self._species_planes = self._frontier = self._previous = None
+        if not size:
+            self.origin = frame_origin(arboretum)
+            self.points = [0] * NUM_SPECIES
+            self.buckets = [[], [], [], [], [], [], [], []]
+            self._cells, self._cards, self._box = [], [], None
+            self._ranges = ([8] * NUM_SPECIES, [-1] * NUM_SPECIES, [0] * NUM_SPECIES)
+            self._summary = np.zeros(SUMMARY_BLOCK, np.float32)
+            self._planes = np.zeros(PLANES_BLOCK, np.float32)
+        elif previous is not None and previous.size == size - 1 and size > 1:
+            self._grow(previous)
+        else:
+            self._build()
+        self.summary_view = memoryview(self._summary).toreadonly()
+        self.planes_view = memoryview(self._planes).toreadonly()
+
+    # --------------------------------------------------------------- from scratch
+    def _build(self) -> None:
+        arboretum = self.arboretum
+        self.buckets = buckets = _buckets(arboretum)
+        rows, cols, cards = [], [], []
+        for cell, card in arboretum.items():
+            row = (cell + _HALF) // _STRIDE
+            rows.append(row)
+            cols.append(cell - row * _STRIDE)
+            cards.append(card)
+        self._box = (min(rows), max(rows), min(cols), max(cols))
+        self._cards = cards
+        self.origin = r0, c0 = self._origin()
+        self._cells = [(r - r0) * FRAME + (c - c0) for r, c in zip(rows, cols)]
+        self._ranges = lows, highs, counts = _species_ranges(cards)
+        self.points = points = [
+            _forward(arboretum, buckets, s, lows[s], highs[s])[3] if counts[s] >= 2 else 0
+            for s in range(NUM_SPECIES)]
+        self._fill_planes()
+        summary = np.zeros(SUMMARY_BLOCK, np.float32)
+        summary[cards] = 1.0
+        summary[_A_POINTS:_A_COUNTS + NUM_SPECIES] = (
+            [p / POINTS_SCALE for p in points] + [c / COUNT_SCALE for c in counts])
+        self._summary = summary
+
+    def _origin(self) -> tuple[int, int]:
+        r_min, r_max, c_min, c_max = self._box
+        r0 = r_min - (FRAME - (r_max - r_min + 1)) // 2  # actions.frame_origin
+        c0 = c_min - (FRAME - (c_max - c_min + 1)) // 2
+        assert r0 <= r_min and r_max < r0 + FRAME and c0 <= c_min and c_max < c0 + FRAME, \
+            "the arboretum does not fit its frame"
+        return r0, c0
+
+    def _fill_planes(self) -> None:
+        """The rank and species planes, written with numpy fancy indexing."""
+        planes = np.zeros(PLANES_BLOCK, np.float32)
+        cells, cards = self._cells, self._cards
+        planes[cells] = [_RANK_VALUE[c] for c in cards]
+        planes[[_A_SPECIES + i for i in cells]] = [_SPECIES_VALUE[c] for c in cards]
+        self._planes = planes
+
+    # --------------------------------------------------------------- one card more
+    def _grow(self, previous: "_Arboretum") -> None:
+        arboretum = self.arboretum
+        cell, card = next(reversed(arboretum.items()))
+        s, rank = card >> 3, card & 7
+        row = (cell + _HALF) // _STRIDE
+        col = cell - row * _STRIDE
+
+        # rank buckets: the new entry, and its neighbours see it (copy on write)
+        buckets = previous.buckets[:]
+        lower, higher = [], []
+        get = arboretum.get
+        for n in (cell - _STRIDE, cell + 1, cell + _STRIDE, cell - 1):
+            other = get(n)
+            if other is not None:
+                r = other & 7
+                if r == rank:
+                    continue
+                bucket = buckets[r] = buckets[r][:] if buckets[r] is previous.buckets[r] else buckets[r]
+                for i, e in enumerate(bucket):
+                    if e[0] == n:
+                        break
+                if r < rank:
+                    lower.append(n)
+                    bucket[i] = (n, e[1], e[2], e[3] + [cell])
+                else:
+                    higher.append(n)
+                    bucket[i] = (n, e[1], e[2] + [cell], e[3])
+        buckets[rank] = previous.buckets[rank] + [(cell, card, lower, higher)]
+        self.buckets = buckets
+
+        # frame
+        r_min, r_max, c_min, c_max = previous._box
+        self._box = (min(r_min, row), max(r_max, row), min(c_min, col), max(c_max, col))
+        self._cards = previous._cards + [card]
+        self.origin = r0, c0 = self._origin()
+        index = (row - r0) * FRAME + col - c0
+        p0 = previous.origin
+        same_frame = r0 == p0[0] and c0 == p0[1]
+        if same_frame:
+            self._cells = previous._cells + [index]
+        else:
+            shift = (r0 - p0[0]) * FRAME + (c0 - p0[1])
+            self._cells = [i - shift for i in previous._cells] + [index]
+
+        # points: only paths through the new card are new. It may start, end or lie inside a
+        # path of its own species; it lies strictly inside a path of another species t only if
+        # it has a lower and a higher neighbour and t has cards below and above its rank.
+        lows, highs, counts = previous._ranges
+        counts = counts[:]
+        counts[s] += 1
+        if rank < lows[s]:
+            lows = lows[:]
+            lows[s] = rank
+        if rank > highs[s]:
+            highs = highs[:]
+            highs[s] = rank
+        self._ranges = (lows, highs, counts)
+        summary = previous._summary.copy()
+        smv = memoryview(summary)
+        smv[card] = 1.0
+        smv[_A_COUNTS + s] = counts[s] / COUNT_SCALE
+        old = previous.points
+        points = old
+        if lower or higher:
+            for t in ((s,) if not (lower and higher) else range(NUM_SPECIES)):
+                if counts[t] >= 2 and (t == s or lows[t] < rank < highs[t]):
+                    p = _forward(arboretum, buckets, t, lows[t], highs[t])[3]
+                    if p != old[t]:
+                        if points is old:
+                            points = old[:]
+                        points[t] = p
+                        smv[_A_POINTS + t] = p / POINTS_SCALE
+        self.points = points
+        self._summary = summary
+
+        if same_frame:
+            planes = previous._planes.copy()
+            pmv = memoryview(planes)
+            pmv[index] = _RANK_VALUE[card]
+            pmv[_A_SPECIES + index] = _SPECIES_VALUE[card]
+            self._planes = planes
+        else:
+            self._fill_planes()
+        self._previous = previous  # for species_planes() and frontier()
+
+    # --------------------------------------------------------------- built on first use
+    def species_planes(self) -> memoryview:
+        """The 10 species planes (a read-only memoryview of float32)."""
+        if self._species_planes is None:
+            previous = self._previous
+            if previous is not None and previous._species_planes is not None \
+                    and previous.origin == self.origin:
+                out = np.array(previous._species_planes)
+                card = self._cards[-1]
+                out[(card >> 3) * FRAME_CELLS + self._cells[-1]] = _RANK_VALUE[card]
+            else:
+                out = np.zeros(NUM_SPECIES * FRAME_CELLS, np.float32)
+                out[[(c >> 3) * FRAME_CELLS + i for c, i in zip(self._cards, self._cells)]] = [
+                    _RANK_VALUE[c] for c in self._cards]
+            self._species_planes = memoryview(out).toreadonly()
+            if self._frontier is not None:
+                self._previous = None
+        return self._species_planes
+
+    def frontier(self) -> set[int]:
+        """Empty cells orthogonally next to the arboretum (packed)."""
+        if self._frontier is None:
+            arboretum = self.arboretum
+            previous = self._previous
+            if previous is not None and previous._frontier is not None:
+                cell = next(reversed(arboretum))
+                out = set(previous._frontier)
+                out.discard(cell)
+                for n in (cell - _STRIDE, cell + 1, cell + _STRIDE, cell - 1):
+                    if n not in arboretum:
+                        out.add(n)
+            else:
+                out = set()
+                for cell in arboretum:
+                    for n in (cell - _STRIDE, cell + 1, cell + _STRIDE, cell - 1):
+                        if n not in arboretum:
+                            out.add(n)
+            self._frontier = out
+            if self._species_planes is not None:
+                self._previous = None
+        return self._frontier
+
+
+_DEPTHS = [np.arange(NUM_CARDS - n + 1, NUM_CARDS + 1, dtype=np.float32) / PILE_SCALE
+           for n in range(NUM_CARDS + 1)]
+"""``_DEPTHS[n][i]``: the depth value of position ``i`` (bottom first) of a pile of ``n`` cards."""
+
+
+def _pile_block(pile) -> memoryview:
+    block = np.zeros(PILE_BLOCK, np.float32)
+    block[list(pile)] = _DEPTHS[len(pile)]
+    block[_P_TOP + pile[-1]] = 1.0
+    return memoryview(block).toreadonly()
+
+
+# The section widths the encoder writes, checked against SECTIONS.
+assert (WIDTHS["player_count"], WIDTHS["decision"], WIDTHS["to_move"], WIDTHS["deck_size"],
+        WIDTHS["turn"], WIDTHS["species_in_play"]) == (3, DECISIONS, SEATS, 1, 1, NUM_SPECIES)
+assert WIDTHS["hand"] == WIDTHS["drawn"] == WIDTHS["pending"] == NUM_CARDS
+assert WIDTHS["rights"] == NUM_SPECIES and WIDTHS["hand_sizes"] == SEATS
+assert WIDTHS["hand_sums"] == SEATS * NUM_SPECIES and WIDTHS["known_cards"] == SEATS * NUM_CARDS
+assert WIDTHS["discard_piles"] == SEATS * PILE_BLOCK and PILE_BLOCK == 2 * NUM_CARDS
+assert WIDTHS["arboretum_summary"] == SEATS * SUMMARY_BLOCK
+assert WIDTHS["arboretum_planes"] == SEATS * PLANES_BLOCK
+assert WIDTHS["own_species_planes"] == NUM_SPECIES * FRAME_CELLS
+assert WIDTHS["gain_plane"] == FRAME_CELLS
+
+
+# ----------------------------------------------------------------------------- encoder
+class ObservationEncoder:
+    """Writes a ``TableView`` into a float32 vector of ``OBS_SIZE`` values (see ``SECTIONS``).
+
+    ``encode(tv)`` writes into the encoder's preallocated ``buffer`` (overwritten by the next
+    call) and returns it; ``encode(tv, out)`` writes into ``out`` instead (``zeroed=True``: the
+    caller guarantees that ``out`` is all zeros, e.g. fresh from ``np.zeros``).
+
+    The caches hold public data only, keyed by the identity of the view's containers (the
+    state's own arboretum dicts and discard lists, kept alive by the cache so that their ids
+    stay unique): an arboretum entry is valid while the arboretum has the same card count
+    (arboretums only grow), a pile entry while the pile equals the saved copy.
+    ``clear_cache()`` drops them (the env does so at every reset).
+    """
+
+    def __init__(self) -> None:
+        self.buffer = np.zeros(OBS_SIZE, np.float32)
+        self._buffer_view = memoryview(self.buffer)
+        self._arboretums: dict[int, _Arboretum] = {}
+        self._piles: dict[int, tuple] = {}
+        self._species: dict[tuple[int, ...], memoryview] = {}
+
+    def clear_cache(self) -> None:
+        self._arboretums.clear()
+        self._piles.clear()
+
+    def arboretum(self, arboretum: Mapping[int, int]) -> _Arboretum:
+        """The cached features of an arboretum (built, or grown by one card, on a miss)."""
+        cache = self._arboretums
+        entry = cache.get(id(arboretum))
+        size = len(arboretum)
+        if entry is not None and entry.arboretum is arboretum:
+            if entry.size == size:
+                return entry
+            previous = entry if entry.size == size - 1 else None
+        else:
+            previous = None
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+        entry = cache[id(arboretum)] = _Arboretum(arboretum, previous)
+        return entry
+
+    def _pile(self, pile) -> memoryview:
+        entry = self._piles.get(id(pile))
+        if entry is not None and entry[0] is pile and entry[1] == pile:
+            return entry[2]
+        if len(self._piles) >= _CACHE_LIMIT:
+            self._piles.clear()
+        block = _pile_block(pile)
+        self._piles[id(pile)] = (pile, list(pile), block)
+        return block
+
+    def _species_block(self, species: tuple[int, ...]) -> memoryview:
+        block = self._species.get(species)
+        if block is None:
+            array = np.zeros(NUM_SPECIES, np.float32)
+            array[list(species)] = 1.0
+            block = self._species[species] = memoryview(array)
+        return block
+
+    def encode(self, tv: TableView, out: Optional[np.ndarray] = None, zeroed: bool = False) -> np.ndarray:
+        if out is None:
+            out, mv = self.buffer, self._buffer_view
+        else:
+            assert out.shape == (OBS_SIZE,) and out.dtype == np.float32, "out: float32 (OBS_SIZE,)"
+            mv = memoryview(out)
+        if not zeroed:
+            mv[:] = _ZEROS
+        view = tv.view
+        n = view.num_players
+        pending = tv.pending
+        to_move = view.to_move
+        assert 2 <= n <= SEATS and 0 <= to_move < n
+        # Section widths: see the module-level asserts after SECTIONS.
+
+        # player_count, decision, to_move, deck_size, turn, species_in_play
+        mv[_O_PLAYERS + n - 2] = 1.0
+        mv[_O_DECISION + tv.decision] = 1.0
+        mv[_O_TO_MOVE + to_move] = 1.0
+        mv[_O_DECK] = view.deck_size / DECK_SCALE
+        mv[_O_TURN] = view.turn / TURN_SCALE
+        species = view.species
+        in_play = self._species.get(species)
+        if in_play is None:
+            in_play = self._species_block(species)
+        mv[_O_SPECIES:_O_SPECIES + NUM_SPECIES] = in_play
+
+        # hand (and the observer's visible hand sums), drawn, pending
+        own = [0] * NUM_SPECIES
+        ones = 0  # bit (seat * 10 + species): that seat visibly holds the 1 of that species
+        eights = None
+        for c in view.hand:
+            mv[_O_HAND + c] = 1.0
+            r = c & 7
+            own[c >> 3] += r + 1
+            if r == 0:
+                ones |= 1 << (c >> 3)
+            elif r == 7:
+                eights = [(0, c >> 3)] if eights is None else eights + [(0, c >> 3)]
+        for c in view.drawn:
+            mv[_O_DRAWN + c] = 1.0
+        if pending is not None:
+            mv[_O_PENDING + pending] = 1.0
+
+        # per seat: hand_sizes, known_cards (and visible sums), discard_piles,
+        # arboretum_summary, arboretum_planes
+        arboretums_cache, piles_cache = self._arboretums, self._piles
+        known, discards, arboretums, hand_sizes = view.known, view.discards, view.arboretums, view.hand_sizes
+        sums = None  # per other seat with known cards: its visible hand sums
+        mine = None
+        for k in range(n):
+            mv[_O_HAND_SIZES + k] = hand_sizes[k] / HAND_SCALE
+            seen = known[k]
+            if seen:
+                o = _O_KNOWN + k * NUM_CARDS
+                for c in seen:
+                    mv[o + c] = 1.0
+                if k:
+                    row = [0] * NUM_SPECIES
+                    for c in seen:
+                        r = c & 7
+                        row[c >> 3] += r + 1
+                        if r == 0:
+                            ones |= 1 << (k * NUM_SPECIES + (c >> 3))
+                        elif r == 7:
+                            eights = [(k, c >> 3)] if eights is None else eights + [(k, c >> 3)]
+                    if sums is None:
+                        sums = {k: row}
+                    else:
+                        sums[k] = row
+            pile = discards[k]
+            if pile:
+                entry = piles_cache.get(id(pile))
+                if entry is not None and entry[0] is pile and entry[1] == pile:
+                    block = entry[2]
+                else:
+                    block = self._pile(pile)
+                o = _O_PILES + k * PILE_BLOCK
+                mv[o:o + PILE_BLOCK] = block
+            arboretum = arboretums[k]
+            entry = arboretums_cache.get(id(arboretum))
+            if entry is None or entry.arboretum is not arboretum or entry.size != len(arboretum):
+                entry = self.arboretum(arboretum)
+            if entry.size:
+                o = _O_SUMMARY + k * SUMMARY_BLOCK
+                mv[o:o + SUMMARY_BLOCK] = entry.summary_view
+                o = _O_ARB_PLANES + k * PLANES_BLOCK
+                mv[o:o + PLANES_BLOCK] = entry.planes_view
+            if k == 0:
+                mine = entry
+
+        # hand_sums ('1 cancels 8' among the visible cards), rights
+        if eights is not None:
+            for k, s in eights:
+                if ones & ~(1 << (k * NUM_SPECIES + s)) & _SPECIES_BITS[s]:
+                    (sums[k] if k else own)[s] -= 8
+        for s in species:
+            if own[s]:
+                mv[_O_SUMS + s] = own[s] / SUM_SCALE
+        if sums is None:
+            mv[_O_RIGHTS:_O_RIGHTS + NUM_SPECIES] = in_play
+        else:
+            lost = set()
+            for k, row in sums.items():
+                o = _O_SUMS + k * NUM_SPECIES
+                for s in species:
+                    v = row[s]
+                    if v:
+                        mv[o + s] = v / SUM_SCALE
+                        if v > own[s]:
+                            lost.add(s)
+            for s in species:
+                if s not in lost:
+                    mv[_O_RIGHTS + s] = 1.0
+
+        # own_species_planes, gain_plane
+        if mine.size:
+            mv[_O_PLANES:_O_PLANES + NUM_SPECIES * FRAME_CELLS] = mine.species_planes()
+            if pending is not None and tv.decision is Decision.PLAY_CELL:
+                gains = placement_gains(mine.arboretum, pending, mine.frontier(), mine.buckets, mine.points)
+                r0, c0 = mine.origin
+                base = _O_GAIN - r0 * FRAME - c0
+                for cell, gain in gains.items():
+                    row = (cell + _HALF) >> 8
+                    mv[base + row * FRAME + cell - (row << 8)] = _GAIN_VALUE[gain]
+        elif pending is not None and tv.decision is Decision.PLAY_CELL:
+            mv[_O_GAIN:_O_GAIN + FRAME_CELLS] = _GAIN_EMPTY
+        return out
+
+
+_GAIN_VALUE = [(1 + g) / POINTS_SCALE for g in range(int(POINTS_SCALE))]
+_ZEROS = memoryview(np.zeros(OBS_SIZE, np.float32)).toreadonly()
+_SPECIES_BITS = [sum(1 << (k * NUM_SPECIES + s) for k in range(SEATS)) for s in range(NUM_SPECIES)]
+"""Per species: the bits of every seat in the ``ones`` mask of ``encode``."""
+
+
+def encode(tv: TableView) -> np.ndarray:
+    """A fresh observation vector for ``tv`` (convenience; an encoder reuses its caches)."""
+    return ObservationEncoder().encode(tv).copy()

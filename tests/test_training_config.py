@@ -1,0 +1,68 @@
+"""The typed training config: YAML in, unknown or mistyped keys refused in one line."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from training.config import ConfigKeyError, TrainConfig, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("*.yaml")))
+def test_shipped_configs_load(name):
+    config = load_config(REPO / "configs" / name)
+    assert isinstance(config, TrainConfig)
+    assert config.run_name
+
+
+def test_values_are_read_and_typed(tmp_path):
+    config = load_config(write(tmp_path, "total_timesteps: 1234\nlearning_rate: 1\nopponents: [greedy]\n"))
+    assert config.total_timesteps == 1234
+    assert config.learning_rate == 1.0 and isinstance(config.learning_rate, float)
+    assert config.opponents == ["greedy"]
+
+
+def test_unknown_key_is_named_with_a_suggestion(tmp_path):
+    with pytest.raises(ConfigKeyError, match=r"unknown key 'learing_rate' \(did you mean 'learning_rate'\?\)"):
+        load_config(write(tmp_path, "learing_rate: 0.1\n"))
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("total_timesteps: lots\n", "key 'total_timesteps' must be int"),
+    ("n_envs: 1.5\n", "key 'n_envs' must be int"),
+    ("opponents: greedy\n", "key 'opponents' must be list"),
+    ("num_players: 5\n", "num_players must be 2, 3 or 4"),
+    ("opponents: [greedy, champion]\n", "opponents must be a non-empty list"),
+    ("reward_mode: points\n", "reward_mode must be"),
+    ("- a\n- b\n", "must be a mapping"),
+    ("key: [unclosed\n", "not valid YAML"),
+])
+def test_bad_values_are_refused(tmp_path, text, fragment):
+    with pytest.raises(ConfigKeyError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
+        load_config(write(tmp_path, text))
+
+
+def test_cli_bad_config_is_one_line(tmp_path):
+    path = write(tmp_path, "learing_rate: 0.1\n")
+    proc = subprocess.run([sys.executable, "-m", "arboretum_env.cli", "train", "--config", str(path)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown key 'learing_rate'" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_missing_config_is_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "arboretum_env.cli", "train", "--config",
+                           str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "cannot read" in proc.stderr

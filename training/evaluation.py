@@ -1,0 +1,51 @@
+"""Evaluating a model during training: games against the baselines, seats rotated."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arboretum_env.agents import make_agent
+from arboretum_env.agents.base import Agent
+from arboretum_env.hints import HINT_SIZE, HintWriter, with_hints
+from arboretum_env.observation import OBS_SIZE
+from arboretum_env.agents.arena import play_game
+
+
+class ModelAgent(Agent):
+    """An in-memory MaskablePPO model as an agent (deterministic, masks applied). A model whose
+    input is longer than the standard observation reads the hints too (from the view)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.hints = HintWriter() if model.observation_space.shape[0] == OBS_SIZE + HINT_SIZE else None
+
+    def act(self, observation, action_mask, view=None) -> int:
+        if self.hints is not None:
+            observation = with_hints(observation, view, self.hints, action_mask)
+        action, _ = self.model.predict(observation, action_masks=action_mask, deterministic=True)
+        return int(action)
+
+
+def evaluate_against_baselines(agent, num_players: int, games: int, seed: int,
+                               baselines=("random", "greedy")) -> dict:
+    """Per baseline: the agent in one seat (rotated every game), the baseline in all others.
+    Win = sole or shared winner; reported: win/draw/loss rates and the mean score margin."""
+    out = {}
+    for b, name in enumerate(baselines):
+        wins = draws = 0
+        margins = []
+        for game in range(games):
+            seat = game % num_players
+            agents = [make_agent(name, seed=seed + 7919 * game + s) for s in range(num_players)]
+            agents[seat] = agent
+            result = play_game(agents, num_players, seed=seed + 104_729 * b + game)
+            totals = result.totals
+            if seat in result.winners:
+                if len(result.winners) == 1:
+                    wins += 1
+                else:
+                    draws += 1
+            margins.append(totals[seat] - max(t for i, t in enumerate(totals) if i != seat))
+        out[name] = {"games": games, "win_rate": wins / games, "draw_rate": draws / games,
+                     "loss_rate": (games - wins - draws) / games, "mean_margin": float(np.mean(margins))}
+    return out

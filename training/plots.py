@@ -1,0 +1,39 @@
+"""Plots: the learning curve of a run (win rates against the baselines over timesteps)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def read_evaluations(folder: Path) -> list[dict]:
+    path = Path(folder) / "evaluations.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot_learning_curve(folder: Path, out: Path | None = None) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = read_evaluations(folder)
+    out = Path(out) if out else Path(folder) / "learning_curve.png"
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    names = sorted({k for r in records for k, v in r.items() if isinstance(v, dict) and "win_rate" in v})
+    for name in names:
+        points = [(r["timesteps"], r[name]["win_rate"]) for r in records if name in r]
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"vs {name}")
+    ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("learner timesteps")
+    ax.set_ylabel("win rate")
+    ax.set_title(f"{Path(folder).name}: evaluation during training")
+    if names:
+        ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+    return out
