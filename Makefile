@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 $(VENV): $(STAMP)
 
 quickstart: $(STAMP)
-	$(VENV)/bin/arboretum score examples/emma.json --text
+	$(VENV)/bin/arboretum train --config configs/quickstart.yaml
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

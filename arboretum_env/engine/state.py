@@ -7,6 +7,7 @@ is only built where a caller asks for one. Every transition checks legality firs
 
 from __future__ import annotations
 
+import functools
 import operator
 from enum import IntEnum
 from typing import NamedTuple, Optional, Union
@@ -313,6 +314,14 @@ def place(arboretum: dict[int, int], frontier: dict[int, None], cell: int, card:
             frontier[n] = None
 
 
+@functools.lru_cache(maxsize=512)
+def _cards_of(species: tuple[int, ...]) -> np.ndarray:
+    """The cards of the species in play, in card order (read-only, cached)."""
+    cards = np.array([s * NUM_RANKS + r for s in species for r in range(NUM_RANKS)])
+    cards.setflags(write=False)
+    return cards
+
+
 def new_game(config: GameConfig, seed: Seed) -> GameState:
     """Set up a game. Randomness comes only from ``seed`` (an int or a ``numpy`` Generator),
     consumed in this order: species left out (if not given), starting player (if not given),
@@ -329,9 +338,8 @@ def new_game(config: GameConfig, seed: Seed) -> GameState:
         species = tuple(sorted(rng.permutation(NUM_SPECIES)[:config.num_species].tolist()))
     starting = config.starting_player
     if starting is None:
-        starting = int(rng.integers(n))
-    cards = np.array([s * NUM_RANKS + r for s in species for r in range(NUM_RANKS)])
-    deck = cards[rng.permutation(len(cards))].tolist()
+        starting = int(rng.random() * n)
+    deck = rng.permutation(_cards_of(species)).tolist()
     s = GameState()
     s.num_players, s.species, s.starting_player, s.seed = n, species, starting, seed_value
     s.setup = config
