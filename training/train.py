@@ -126,6 +126,8 @@ class SelfPlayCallback(BaseCallback):
         self.t0 = time.perf_counter()
 
     def _on_training_start(self) -> None:
+        if self.bar is not None:
+            return
         self.bar = tqdm(total=self.config.total_timesteps, initial=self.start, unit="step",
                         disable=not self.show_progress, dynamic_ncols=True, mininterval=2.0)
 
@@ -150,16 +152,17 @@ class SelfPlayCallback(BaseCallback):
         record = {"timesteps": steps, "wall_s": round(time.perf_counter() - self.t0, 1), **result}
         with self.history_path.open("a") as fh:
             fh.write(json.dumps(record) + "\n")
-        for name, stats in result.items():
-            self.logger.record(f"eval/win_rate_vs_{name}", stats["win_rate"])
-            self.logger.record(f"eval/mean_score_margin_vs_{name}", stats["mean_margin"])
-        self.logger.dump(steps)
+        if getattr(self.model, "_logger", None) is not None:  # set up by learn(); not yet at step 0
+            for name, stats in result.items():
+                self.logger.record(f"eval/win_rate_vs_{name}", stats["win_rate"])
+                self.logger.record(f"eval/mean_score_margin_vs_{name}", stats["mean_margin"])
+            self.logger.dump(steps)
         self.latest = {f"vs_{k}": f"{v['win_rate']:.2f}" for k, v in result.items()}
         self.bar.set_postfix(self.latest)
         return record
 
     def _on_training_end(self) -> None:
-        self.bar.close()
+        pass  # the bar is closed after the final evaluation
 
 
 # ----------------------------------------------------------------------------- the whole run
@@ -181,6 +184,10 @@ def train(config: TrainConfig, resume: bool = False, show_progress: bool = True)
             if config.bc_games:
                 imitate_greedy(model, config, folder)
         callback = SelfPlayCallback(config, folder, pool, start, show_progress)
+        if not resume:  # the starting point (after imitation) is checkpointed and evaluated too
+            callback.init_callback(model)
+            callback._on_training_start()
+            callback.evaluate_and_checkpoint(0)
         remaining = config.total_timesteps - start
         if remaining > 0:
             model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=not resume,
