@@ -28,10 +28,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--policy", default=str(REPO / "models" / "shipped" / "policy.pt"))
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--opponents", nargs="+", choices=sorted(TARGETS), default=list(TARGETS),
+                        help="which baselines to play (default: both)")
     args = parser.parse_args(argv)
     out = {"policy": str(Path(args.policy).relative_to(REPO)) if Path(args.policy).is_relative_to(REPO)
            else args.policy, "games": args.games}
-    for opponent, target in TARGETS.items():
+    for opponent in args.opponents:
+        target = TARGETS[opponent]
         start = time.perf_counter()
         result = run_tournament(load_entrants([args.policy, opponent]), 2, args.games, args.seed)
         s = result.stats[0]

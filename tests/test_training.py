@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = ["--set", "total_timesteps=256", "--set", "n_steps=128", "--set", "batch_size=64",
         "--set", "n_epochs=1", "--set", "bc_games=1", "--set", "bc_epochs=1", "--set", "eval_every=128",
         "--set", "eval_games=2", "--set", "final_eval_games=2", "--set", "snapshot_every=128",
-        "--set", "channels=4", "--set", "hidden=32", "--set", "n_envs=2", "--no-progress"]
+        "--set", "channels=4", "--set", "hidden=32", "--set", "n_envs=2", "--set", "hints=false",
+        "--no-progress"]
 
 
 def cli(*args, cwd=REPO):
