@@ -21,17 +21,17 @@ from pettingzoo.utils import wrappers
 
 from .actions import (
     DISCARD,
+    DRAW_DECK,
     DRAW_DISCARD,
     FRAME,
     FRAME_CELLS,
     NUM_ACTIONS,
     PLAY_CARD,
     PLAY_CELL,
-    Decision,
     apply_id,
 )
-from .engine import GameConfig, GameState, Phase, PlayerView, new_game, score, state_to_position
-from .observation import OBS_SIZE, ObservationEncoder, layout_table
+from .engine import DECK, GameConfig, GameState, Phase, new_game, score, state_to_position
+from .observation import OBS_SIZE, IncrementalEncoder, ObservationEncoder, layout_table
 from .table_view import TableView, table_view
 
 ENV_NAME = "arboretum_v0"
@@ -165,9 +165,10 @@ calculator's JSON) at any time.
 
 ``reset(seed=...)`` makes the whole game (species, deal, starting player) from
 ``numpy.random.default_rng(seed)``; ``seed=None`` draws fresh entropy (the seed used is
-``state.seed``). Extra methods: ``table_view(agent)`` (what that agent may know, for heuristic
-agents), ``state`` (the engine ``GameState``; read it, do not change it), ``position()``,
-``action_masks()``.
+``state.seed``); ``reset_to(state, pending=None)`` starts from any engine state. Extra methods:
+``table_view(agent)`` (what that agent may know, for heuristic agents), ``state`` (the engine
+``GameState``; read it, do not change it; through wrappers ``env.unwrapped.state``: PettingZoo's
+optional global ``state()`` is not provided), ``pending``, ``position()``, ``action_masks()``.
 
 **Version history**
 
@@ -207,11 +208,16 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._encoder = ObservationEncoder()
+        self._observers = [IncrementalEncoder(self._encoder, p) for p in range(num_players)]
         self._state: Optional[GameState] = None
         self._pending: Optional[int] = None
         self._steps = 0
         self._obs_cache: dict[str, tuple[int, dict]] = {}
-        self._mask_cache: tuple[int, Optional[np.ndarray]] = (-1, None)
+        self._mask_step = -1  # the step of the cached mask of the player to move
+        self._mask_array: Optional[np.ndarray] = None
+        self._mask_view: Optional[memoryview] = None
+        self._mask_origin = (0, 0)
+        self._touched: list[int] = []
         self.final_rewards: Optional[dict[str, float]] = None
 
     # ------------------------------------------------------------------ spaces
@@ -223,14 +229,33 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
 
     # ------------------------------------------------------------------ reset / step
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        """A new game made entirely from ``numpy.random.default_rng(seed)`` (species left out,
+        starting player, deal); ``seed=None`` draws fresh entropy (kept in ``state.seed``)."""
         if seed is None:
             seed = int(np.random.SeedSequence().entropy)
-        self._state = new_game(self.config, int(seed))  # == new_game(config, default_rng(seed))
-        self._pending = None
+        self._start(new_game(self.config, int(seed)), None)  # == new_game(config, default_rng(seed))
+
+    def reset_to(self, state: GameState, pending: Optional[int] = None) -> None:
+        """Start from a given engine state (e.g. ``GameState.from_dict(...)``, a clone), with
+        ``pending`` the card already chosen to play in the PLAY phase. The env owns the state
+        from then on. Its player count must be this env's."""
+        if state.num_players != self.num_players:
+            raise ValueError(f"this env has {self.num_players} players, the state {state.num_players}")
+        if pending is not None and (state.phase is not _PLAY
+                                    or pending not in state.hands[state.current_player]):
+            raise ValueError(f"pending card {pending!r}: only a card of the mover's hand, in PLAY")
+        self._start(state, pending)
+
+    def _start(self, state: GameState, pending: Optional[int]) -> None:
+        self._state = state
+        self._pending = pending
+        self._touched = [0] * state.num_players
         self._steps = 0
         self._obs_cache = {}
-        self._mask_cache = (-1, None)
+        self._mask_step = -1
         self._encoder.clear_cache()
+        for observer in self._observers:
+            observer.clear()
         self.final_rewards = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -248,14 +273,46 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
             self._was_dead_step(action)
             return
         state = self._state
-        self._pending = apply_id(state, self._pending, action)  # IllegalActionError: ValueError
+        if type(action) is not int and isinstance(action, np.integer):
+            action = int(action)
+        mover = state.current_player
+        if (self._mask_step == self._steps and type(action) is int and 0 <= action < NUM_ACTIONS
+                and self._mask_view[action]):
+            self._apply_legal(state, action)  # the mask of this step says the engine accepts it
+        else:
+            self._pending = apply_id(state, self._pending, action)  # IllegalActionError: ValueError
         self._steps += 1
+        # who changed (for the observers' incremental updates): the mover, and the owner of a
+        # discard pile drawn from
+        touched = self._touched
+        touched[mover] = self._steps
+        code = action if type(action) is int else int(action)  # apply_id accepted int(action)
+        if DRAW_DISCARD <= code < PLAY_CARD:
+            touched[(mover + code - DRAW_DISCARD) % state.num_players] = self._steps
         if state.phase is _GAME_OVER:
             self._finish()
         else:
             self.agent_selection = self.possible_agents[state.current_player]
         if self.render_mode == "human":
             self.render()
+
+    def _apply_legal(self, state: GameState, action: int) -> None:
+        """``apply_id`` for an id this step's mask allows (tests/test_env_masks.py checks that
+        both give the same states)."""
+        if action < PLAY_CARD:
+            if action == DRAW_DECK:
+                state.draw(DECK)
+            else:
+                state.draw((state.current_player + action - DRAW_DISCARD) % state.num_players)
+        elif action < PLAY_CELL:
+            self._pending = action - PLAY_CARD
+        elif action < DISCARD:
+            r0, c0 = self._mask_origin
+            i, j = divmod(action - PLAY_CELL, FRAME)
+            state.play(self._pending, r0 + i, c0 + j)
+            self._pending = None
+        else:
+            state.discard(action - DISCARD)
 
     def _finish(self) -> None:
         result = score(self._state)
@@ -265,10 +322,11 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
         else:
             values = score_margin_rewards(result.totals)
         winners = [names[p] for p in result.winners]
+        breakdown = result.to_dict()  # shared by the agents' infos: read it, do not change it
         for p, a in enumerate(names):
             self.rewards[a] = values[p]
             self.terminations[a] = True
-            self.infos[a] = {"score": result.to_dict(), "winners": list(winners)}
+            self.infos[a] = {"score": breakdown, "winners": winners}
         self.final_rewards = dict(zip(names, values))
         self._accumulate_rewards()
 
@@ -282,8 +340,7 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
             return cached[1]
         state = self._state
         p = self._index[agent]
-        observation = np.zeros(OBS_SIZE, np.float32)
-        self._encoder.encode(_table_view(state, p, self._pending), observation, zeroed=True)
+        observation = self._observers[p].update(state, self._pending, self._touched, self._steps).copy()
         if p == state.current_player and state.phase is not _GAME_OVER:
             mask = self._mask()
         else:
@@ -299,35 +356,26 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
         return self._mask().copy()
 
     def _mask(self) -> np.ndarray:
-        """The mask of the player to move, cached per step (the array is shared: the copy in
-        ``observe`` is the only one handed out, ``action_masks`` copies it)."""
-        step, mask = self._mask_cache
-        if step == self._steps:
-            return mask
+        """The mask of the player to move, cached per step (the array is shared: ``observe``
+        hands out this one, ``action_masks`` a copy)."""
+        if self._mask_step == self._steps:
+            return self._mask_array
         mask = np.zeros(NUM_ACTIONS, np.int8)
         mv = memoryview(mask)
         state = self._state
         p = state.current_player
         phase = state.phase
-        if phase is _DRAW_FIRST or phase is _DRAW_SECOND:
-            n = state.num_players
-            if state.deck:
-                mv[0] = 1
-            discards = state.discards
-            for k in range(n):
-                if discards[(p + k) % n]:
-                    mv[DRAW_DISCARD + k] = 1
-        elif phase is _PLAY:
+        if phase is _PLAY:
             pending = self._pending
             if pending is None:
                 for c in state.hands[p]:
                     mv[PLAY_CARD + c] = 1
             else:
                 arboretum = state.arboretums[p]
+                self._mask_origin = r0, c0 = self._encoder.arboretum(arboretum).origin
                 if not arboretum:
                     mv[PLAY_CELL:PLAY_CELL + FRAME_CELLS] = _ONES_CELLS
                 else:
-                    r0, c0 = self._encoder.arboretum(arboretum).origin
                     base = PLAY_CELL - r0 * FRAME - c0
                     for cell in state.frontier[p]:
                         row = (cell + _HALF) >> 8
@@ -335,7 +383,15 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
         elif phase is _DISCARD:
             for c in state.hands[p]:
                 mv[DISCARD + c] = 1
-        self._mask_cache = (self._steps, mask)
+        elif phase is not _GAME_OVER:  # a draw
+            if state.deck:
+                mv[DRAW_DECK] = 1
+            n = state.num_players
+            discards = state.discards
+            for k in range(n):
+                if discards[p + k - n]:  # (p + k) % n, as a negative index
+                    mv[DRAW_DISCARD + k] = 1
+        self._mask_step, self._mask_array, self._mask_view = self._steps, mask, mv
         return mask
 
     def table_view(self, agent: str) -> TableView:
@@ -378,49 +434,6 @@ agents), ``state`` (the engine ``GameState``; read it, do not change it), ``posi
 
     def __str__(self) -> str:
         return ENV_NAME
-
-
-def _table_view(state: GameState, observer: int, pending: Optional[int]) -> TableView:
-    """``table_view.table_view(state, observer, pending)``, built without the dataclass
-    constructors (the same objects, equal field by field; tests/test_env_observation.py checks
-    it): the env builds one per observation."""
-    n = state.num_players
-    current = state.current_player
-    to_move = (current - observer) % n
-    if to_move == 0:
-        drawn = tuple(state.drawn)
-    else:
-        seen = state.known[current]
-        drawn = tuple([c for c in state.drawn if c in seen]) if seen else ()
-    hands = state.hands
-    arboretums, discards, known = state.arboretums, state.discards, state.known
-    if observer:
-        arboretums = tuple(arboretums[observer:] + arboretums[:observer])
-        discards = tuple(discards[observer:] + discards[:observer])
-        known = tuple(known[observer:] + known[:observer])
-        hand_sizes = tuple([len(h) for h in hands[observer:]] + [len(h) for h in hands[:observer]])
-    else:
-        arboretums, discards, known = tuple(arboretums), tuple(discards), tuple(known)
-        hand_sizes = tuple([len(h) for h in hands])
-    view = _new(PlayerView)
-    view.__dict__.update(
-        observer=observer, num_players=n, species=state.species, phase=state.phase,
-        to_move=to_move, turn=state.turn, hand=hands[observer], drawn=drawn,
-        arboretums=arboretums, discards=discards, known=known, hand_sizes=hand_sizes,
-        deck_size=len(state.deck))
-    phase = state.phase
-    if phase is _PLAY:
-        decision = Decision.PLAY_CARD if pending is None else Decision.PLAY_CELL
-    else:
-        decision = _DECISION_OF_PHASE[phase]
-    tv = _new(TableView)
-    tv.__dict__.update(view=view, decision=decision, pending=pending if to_move == 0 else None)
-    return tv
-
-
-_new = object.__new__
-_DECISION_OF_PHASE = {Phase.DRAW_FIRST: Decision.DRAW_FIRST, Phase.DRAW_SECOND: Decision.DRAW_SECOND,
-                      Phase.DISCARD: Decision.DISCARD, Phase.GAME_OVER: Decision.GAME_OVER}
 
 
 def _register() -> None:

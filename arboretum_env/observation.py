@@ -17,13 +17,25 @@ Layout rules:
 
 ``SECTIONS`` (in order: name, width, meaning and scale) is the single source of the layout table
 of the env docstring and ``docs/env.md`` (``layout_table()`` renders it); ``encode`` asserts
-each section's width, and the module asserts the total (``OBS_SIZE``).
+each section's width as it writes it, and the module asserts the total (``OBS_SIZE``).
 
-Speed: each arboretum's features (summary, planes, and lazily the observer's species planes)
-are cached per arboretum object and card count: arboretums only grow, so a
-cached entry is valid as long as its card count is unchanged. Each discard pile's block is
-cached by the pile's contents. Small card sets (a hand, the known cards) are written one value
-at a time through a ``memoryview`` (faster than numpy fancy indexing for under ~20 values).
+Three ways to write the same vector:
+
+* ``ObservationEncoder.encode(table_view)``: the reference, from a ``TableView``;
+* ``ObservationEncoder.encode_state(state, observer, pending)``: from a state, without building
+  the view (it reads the fields the view exposes, nothing else);
+* ``IncrementalEncoder(encoder, observer).update(state, pending)``: the env's path; it keeps the
+  observer's last vector and rewrites only what changed.
+
+The tests check that all three agree at every step of many games.
+
+Speed: each arboretum's features (best path points, frame, planes, the observer's species
+values, the frontier) are cached per arboretum object and card count, and grown by one card
+from the previous entry (arboretums only grow); each discard pile's block is cached along the
+pile's history (a draw returns a pile to an earlier state). Planes are built with numpy fancy
+indexing; cached blocks are copied with ``memoryview`` slices, and small card sets (a hand, the
+known cards) written one value at a time through a ``memoryview`` (faster than numpy for under
+~20 values); nothing is rebuilt from Python lists of floats.
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .actions import FRAME, FRAME_CELLS, MAX_PLAYERS, Decision, frame_origin
-from .engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES
+from .engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES, Phase
 from .engine.cards import CELL_STRIDE
 from .table_view import TableView
 
@@ -153,7 +165,6 @@ _A_SPECIES = FRAME_CELLS
 
 _STRIDE = CELL_STRIDE
 _HALF = CELL_STRIDE // 2
-_NEIGHBOURS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
 _GAIN_EMPTY = memoryview(np.full(FRAME_CELLS, 1.0 / POINTS_SCALE, np.float32))
 """The gain plane of an empty arboretum: every cell is legal and a single card gains 0."""
 _CACHE_LIMIT = 4096
@@ -377,8 +388,8 @@ _SPECIES_VALUE = [((c >> 3) + 1) / SPECIES_SCALE for c in range(NUM_CARDS)]
 
 class _Arboretum:
     """Cached features of one arboretum at one card count (``size``): ``summary_view`` and
-    ``planes_view`` (its parts of ``arboretum_summary`` and ``arboretum_planes``, read-only
-    memoryviews of float32), ``species_planes()`` and ``frontier()`` (built on first use), the
+    ``planes_view`` (its parts of ``arboretum_summary`` and ``arboretum_planes``, memoryviews
+    of float32, never written through), ``species_values()`` and ``frontier()`` (built on first use), the
     frame ``origin`` (as ``actions.frame_origin``), the best path ``points`` per species and the
     DP's rank ``buckets``.
 
@@ -388,13 +399,13 @@ class _Arboretum:
     grown entries equal entries built from scratch."""
 
     __slots__ = ("arboretum", "size", "origin", "points", "buckets", "summary_view", "planes_view",
-                 "_summary", "_planes", "_species_planes", "_frontier", "_previous", "_cells",
+                 "_summary", "_planes", "_species_values", "_frontier", "_previous", "_cells",
                  "_cards", "_box", "_ranges")
 
     def __init__(self, arboretum: Mapping[int, int], previous: Optional["_Arboretum"] = None) -> None:
         self.arboretum = arboretum  # keeps the object alive: its id stays unique in the cache
         self.size = size = len(arboretum)
-        self._species_planes = self._frontier = self._previous = None
+        self._species_values = self._frontier = self._previous = None
         if not size:
             self.origin = frame_origin(arboretum)
             self.points = [0] * NUM_SPECIES
@@ -407,8 +418,8 @@ class _Arboretum:
             self._grow(previous)
         else:
             self._build()
-        self.summary_view = memoryview(self._summary).toreadonly()
-        self.planes_view = memoryview(self._planes).toreadonly()
+        self.summary_view = memoryview(self._summary)  # internal: never written through
+        self.planes_view = memoryview(self._planes)
 
     # --------------------------------------------------------------- from scratch
     def _build(self) -> None:
@@ -484,17 +495,17 @@ class _Arboretum:
 
         # frame
         r_min, r_max, c_min, c_max = previous._box
-        self._box = (min(r_min, row), max(r_max, row), min(c_min, col), max(c_max, col))
+        self._box = (row if row < r_min else r_min, row if row > r_max else r_max,
+                     col if col < c_min else c_min, col if col > c_max else c_max)
         self._cards = previous._cards + [card]
         self.origin = r0, c0 = self._origin()
         index = (row - r0) * FRAME + col - c0
         p0 = previous.origin
-        same_frame = r0 == p0[0] and c0 == p0[1]
-        if same_frame:
-            self._cells = previous._cells + [index]
-        else:
-            shift = (r0 - p0[0]) * FRAME + (c0 - p0[1])
+        shift = (r0 - p0[0]) * FRAME + (c0 - p0[1])  # old frame index - new frame index
+        if shift:
             self._cells = [i - shift for i in previous._cells] + [index]
+        else:
+            self._cells = previous._cells + [index]
 
         # points: only paths through the new card are new. It may start, end or lie inside a
         # path of its own species; it lies strictly inside a path of another species t only if
@@ -527,34 +538,42 @@ class _Arboretum:
         self.points = points
         self._summary = summary
 
-        if same_frame:
+        if not shift:
             planes = previous._planes.copy()
-            pmv = memoryview(planes)
-            pmv[index] = _RANK_VALUE[card]
-            pmv[_A_SPECIES + index] = _SPECIES_VALUE[card]
-            self._planes = planes
-        else:
-            self._fill_planes()
-        self._previous = previous  # for species_planes() and frontier()
+        else:  # the frame moved: every card moves by -shift in each plane (all stay inside)
+            planes = np.zeros(PLANES_BLOCK, np.float32)
+            old = previous._planes
+            for b in (0, FRAME_CELLS):
+                if shift > 0:
+                    planes[b:b + FRAME_CELLS - shift] = old[b + shift:b + FRAME_CELLS]
+                else:
+                    planes[b - shift:b + FRAME_CELLS] = old[b:b + FRAME_CELLS + shift]
+        pmv = memoryview(planes)
+        pmv[index] = _RANK_VALUE[card]
+        pmv[_A_SPECIES + index] = _SPECIES_VALUE[card]
+        self._planes = planes
+        self._previous = previous  # for species_values() and frontier()
 
     # --------------------------------------------------------------- built on first use
-    def species_planes(self) -> memoryview:
-        """The 10 species planes (a read-only memoryview of float32)."""
-        if self._species_planes is None:
+    def species_values(self) -> list[tuple[int, float]]:
+        """The nonzero values of ``own_species_planes`` for this arboretum: (index in the
+        observation, rank / 8)."""
+        if self._species_values is None:
             previous = self._previous
-            if previous is not None and previous._species_planes is not None \
-                    and previous.origin == self.origin:
-                out = np.array(previous._species_planes)
-                card = self._cards[-1]
-                out[(card >> 3) * FRAME_CELLS + self._cells[-1]] = _RANK_VALUE[card]
+            card = self._cards[-1] if self._cards else None
+            if previous is not None and previous._species_values is not None:
+                new = (_O_PLANES + (card >> 3) * FRAME_CELLS + self._cells[-1], _RANK_VALUE[card])
+                shift = (self.origin[0] - previous.origin[0]) * FRAME + self.origin[1] - previous.origin[1]
+                if shift:
+                    self._species_values = [(j - shift, v) for j, v in previous._species_values] + [new]
+                else:
+                    self._species_values = previous._species_values + [new]
             else:
-                out = np.zeros(NUM_SPECIES * FRAME_CELLS, np.float32)
-                out[[(c >> 3) * FRAME_CELLS + i for c, i in zip(self._cards, self._cells)]] = [
-                    _RANK_VALUE[c] for c in self._cards]
-            self._species_planes = memoryview(out).toreadonly()
+                self._species_values = [(_O_PLANES + (c >> 3) * FRAME_CELLS + i, _RANK_VALUE[c])
+                                        for i, c in zip(self._cells, self._cards)]
             if self._frontier is not None:
                 self._previous = None
-        return self._species_planes
+        return self._species_values
 
     def frontier(self) -> set[int]:
         """Empty cells orthogonally next to the arboretum (packed)."""
@@ -575,7 +594,7 @@ class _Arboretum:
                         if n not in arboretum:
                             out.add(n)
             self._frontier = out
-            if self._species_planes is not None:
+            if self._species_values is not None:
                 self._previous = None
         return self._frontier
 
@@ -612,6 +631,9 @@ class ObservationEncoder:
     ``encode(tv)`` writes into the encoder's preallocated ``buffer`` (overwritten by the next
     call) and returns it; ``encode(tv, out)`` writes into ``out`` instead (``zeroed=True``: the
     caller guarantees that ``out`` is all zeros, e.g. fresh from ``np.zeros``).
+    ``encode_state(state, observer, pending, out)`` writes the same values straight from a
+    state: it reads exactly the fields ``table_view`` exposes (tests/test_env_observation.py
+    checks that both agree).
 
     The caches hold public data only, keyed by the identity of the view's containers (the
     state's own arboretum dicts and discard lists, kept alive by the cache so that their ids
@@ -626,6 +648,7 @@ class ObservationEncoder:
         self._arboretums: dict[int, _Arboretum] = {}
         self._piles: dict[int, tuple] = {}
         self._species: dict[tuple[int, ...], memoryview] = {}
+        self._bits: dict[int, memoryview] = {}
 
     def clear_cache(self) -> None:
         self._arboretums.clear()
@@ -648,13 +671,39 @@ class ObservationEncoder:
         return entry
 
     def _pile(self, pile) -> memoryview:
-        entry = self._piles.get(id(pile))
-        if entry is not None and entry[0] is pile and entry[1] == pile:
-            return entry[2]
-        if len(self._piles) >= _CACHE_LIMIT:
-            self._piles.clear()
+        """The cached block of a discard pile. Piles change at the top only, so each pile keeps
+        the blocks of its earlier states: after a draw the pile is one of them again."""
+        piles = self._piles
+        entry = piles.get(id(pile))
+        if entry is not None and entry[0] is pile:
+            if entry[1] == pile:
+                return entry[2]
+            history = entry[3]
+            size = len(pile)
+            while history and len(history[-1][0]) > size:
+                history.pop()
+            if history and history[-1][0] == pile:
+                saved, block = history[-1]
+                piles[id(pile)] = (pile, saved, block, history)
+                return block
+        else:
+            history = []
+            if len(piles) >= _CACHE_LIMIT:
+                piles.clear()
+        saved = list(pile)
+        while history and history[-1][0] != saved[:len(history[-1][0])]:
+            history.pop()
         block = _pile_block(pile)
-        self._piles[id(pile)] = (pile, list(pile), block)
+        history.append((saved, block))
+        piles[id(pile)] = (pile, saved, block, history)
+        return block
+
+    def _bits_block(self, bits: int) -> memoryview:
+        """10 values: 1.0 for each species whose bit is set."""
+        block = self._bits.get(bits)
+        if block is None:
+            block = self._bits[bits] = memoryview(np.array(
+                [(bits >> s) & 1 for s in range(NUM_SPECIES)], np.float32)).toreadonly()
         return block
 
     def _species_block(self, species: tuple[int, ...]) -> memoryview:
@@ -662,62 +711,109 @@ class ObservationEncoder:
         if block is None:
             array = np.zeros(NUM_SPECIES, np.float32)
             array[list(species)] = 1.0
-            block = self._species[species] = memoryview(array)
+            block = self._species[species] = memoryview(array).toreadonly()
         return block
 
-    def encode(self, tv: TableView, out: Optional[np.ndarray] = None, zeroed: bool = False) -> np.ndarray:
+    def _target(self, out: Optional[np.ndarray], zeroed: bool):
         if out is None:
             out, mv = self.buffer, self._buffer_view
         else:
-            assert out.shape == (OBS_SIZE,) and out.dtype == np.float32, "out: float32 (OBS_SIZE,)"
             mv = memoryview(out)
+            if not zeroed:
+                assert mv.format == "f" and mv.shape == (OBS_SIZE,), "out must be float32 (OBS_SIZE,)"
         if not zeroed:
             mv[:] = _ZEROS
+        return out, mv
+
+    def encode(self, tv: TableView, out: Optional[np.ndarray] = None, zeroed: bool = False) -> np.ndarray:
+        """Write the observation of ``tv`` (see ``SECTIONS``); returns the array written."""
+        out, mv = self._target(out, zeroed)
         view = tv.view
-        n = view.num_players
-        pending = tv.pending
-        to_move = view.to_move
+        self._write(mv, view.num_players, 0, tv.decision, view.to_move, view.deck_size, view.turn,
+                    view.species, view.hand, view.drawn, tv.pending, view.known, view.discards,
+                    view.arboretums, view.hand_sizes, None)
+        return out
+
+    def encode_state(self, state, observer: int, pending: Optional[int],
+                     out: Optional[np.ndarray] = None, zeroed: bool = False) -> np.ndarray:
+        """``encode(table_view(state, observer, pending), out)`` without building the view."""
+        out, mv = self._target(out, zeroed)
+        n = state.num_players
+        current = state.current_player
+        to_move = (current - observer) % n
+        phase = state.phase
+        if phase is _PLAY:
+            decision = Decision.PLAY_CARD if pending is None else Decision.PLAY_CELL
+        else:
+            decision = _DECISION_OF_PHASE[phase]
+        if to_move:  # what the observer saw of another player's turn
+            seen = state.known[current]
+            drawn = [c for c in state.drawn if c in seen] if seen else ()
+            pending = None
+        else:
+            drawn = state.drawn
+        hands = state.hands
+        self._write(mv, n, observer, decision, to_move, len(state.deck), state.turn, state.species,
+                    hands[observer], drawn, pending, state.known, state.discards, state.arboretums,
+                    None, hands)
+        return out
+
+    def _write(self, mv, n, rot, decision, to_move, deck_size, turn, species, hand, drawn,
+               pending, known, discards, arboretums, hand_sizes, hands) -> None:
+        """The encoder proper. Seat k's containers are at index ``(rot + k) % n`` of
+        ``known``, ``discards``, ``arboretums`` and ``hand_sizes`` (or ``hands``, whose sizes
+        are taken) (``rot`` = 0 for a ``PlayerView``'s seat-relative tuples, the observer for a
+        state's lists)."""
         assert 2 <= n <= SEATS and 0 <= to_move < n
-        # Section widths: see the module-level asserts after SECTIONS.
+        widths = WIDTHS
 
         # player_count, decision, to_move, deck_size, turn, species_in_play
+        assert widths["player_count"] == 3 and widths["decision"] == DECISIONS
+        assert widths["to_move"] == SEATS and widths["deck_size"] == widths["turn"] == 1
+        assert widths["species_in_play"] == NUM_SPECIES
         mv[_O_PLAYERS + n - 2] = 1.0
-        mv[_O_DECISION + tv.decision] = 1.0
+        mv[_O_DECISION + decision] = 1.0
         mv[_O_TO_MOVE + to_move] = 1.0
-        mv[_O_DECK] = view.deck_size / DECK_SCALE
-        mv[_O_TURN] = view.turn / TURN_SCALE
-        species = view.species
+        mv[_O_DECK] = deck_size / DECK_SCALE
+        mv[_O_TURN] = turn / TURN_SCALE
         in_play = self._species.get(species)
         if in_play is None:
             in_play = self._species_block(species)
         mv[_O_SPECIES:_O_SPECIES + NUM_SPECIES] = in_play
 
         # hand (and the observer's visible hand sums), drawn, pending
+        assert widths["hand"] == widths["drawn"] == widths["pending"] == NUM_CARDS
         own = [0] * NUM_SPECIES
+        for c in hand:
+            mv[_O_HAND + c] = 1.0
+            own[c >> 3] += _RANK[c]
         ones = 0  # bit (seat * 10 + species): that seat visibly holds the 1 of that species
         eights = None
-        for c in view.hand:
-            mv[_O_HAND + c] = 1.0
-            r = c & 7
-            own[c >> 3] += r + 1
-            if r == 0:
+        if not _ONES.isdisjoint(hand):
+            for c in _ONES.intersection(hand):
                 ones |= 1 << (c >> 3)
-            elif r == 7:
-                eights = [(0, c >> 3)] if eights is None else eights + [(0, c >> 3)]
-        for c in view.drawn:
+        if not _EIGHTS.isdisjoint(hand):
+            eights = [(0, c >> 3) for c in _EIGHTS.intersection(hand)]
+        for c in drawn:
             mv[_O_DRAWN + c] = 1.0
         if pending is not None:
             mv[_O_PENDING + pending] = 1.0
 
         # per seat: hand_sizes, known_cards (and visible sums), discard_piles,
         # arboretum_summary, arboretum_planes
+        assert widths["hand_sizes"] == SEATS and widths["known_cards"] == SEATS * NUM_CARDS
+        assert widths["discard_piles"] == SEATS * PILE_BLOCK
+        assert widths["arboretum_summary"] == SEATS * SUMMARY_BLOCK
+        assert widths["arboretum_planes"] == SEATS * PLANES_BLOCK
         arboretums_cache, piles_cache = self._arboretums, self._piles
-        known, discards, arboretums, hand_sizes = view.known, view.discards, view.arboretums, view.hand_sizes
         sums = None  # per other seat with known cards: its visible hand sums
         mine = None
         for k in range(n):
-            mv[_O_HAND_SIZES + k] = hand_sizes[k] / HAND_SCALE
-            seen = known[k]
+            i = rot + k
+            if i >= n:
+                i -= n
+            mv[_O_HAND_SIZES + k] = _SIZE_VALUE[len(hands[i]) if hand_sizes is None else hand_sizes[i]]
+            seen = known[i]
             if seen:
                 o = _O_KNOWN + k * NUM_CARDS
                 for c in seen:
@@ -725,17 +821,16 @@ class ObservationEncoder:
                 if k:
                     row = [0] * NUM_SPECIES
                     for c in seen:
-                        r = c & 7
-                        row[c >> 3] += r + 1
-                        if r == 0:
+                        row[c >> 3] += _RANK[c]
+                        if c & 7 == 0:
                             ones |= 1 << (k * NUM_SPECIES + (c >> 3))
-                        elif r == 7:
+                        elif c & 7 == 7:
                             eights = [(k, c >> 3)] if eights is None else eights + [(k, c >> 3)]
                     if sums is None:
                         sums = {k: row}
                     else:
                         sums[k] = row
-            pile = discards[k]
+            pile = discards[i]
             if pile:
                 entry = piles_cache.get(id(pile))
                 if entry is not None and entry[0] is pile and entry[1] == pile:
@@ -744,7 +839,7 @@ class ObservationEncoder:
                     block = self._pile(pile)
                 o = _O_PILES + k * PILE_BLOCK
                 mv[o:o + PILE_BLOCK] = block
-            arboretum = arboretums[k]
+            arboretum = arboretums[i]
             entry = arboretums_cache.get(id(arboretum))
             if entry is None or entry.arboretum is not arboretum or entry.size != len(arboretum):
                 entry = self.arboretum(arboretum)
@@ -757,13 +852,14 @@ class ObservationEncoder:
                 mine = entry
 
         # hand_sums ('1 cancels 8' among the visible cards), rights
+        assert widths["hand_sums"] == SEATS * NUM_SPECIES and widths["rights"] == NUM_SPECIES
         if eights is not None:
             for k, s in eights:
                 if ones & ~(1 << (k * NUM_SPECIES + s)) & _SPECIES_BITS[s]:
                     (sums[k] if k else own)[s] -= 8
         for s in species:
             if own[s]:
-                mv[_O_SUMS + s] = own[s] / SUM_SCALE
+                mv[_O_SUMS + s] = _SUM_VALUE[own[s]]
         if sums is None:
             mv[_O_RIGHTS:_O_RIGHTS + NUM_SPECIES] = in_play
         else:
@@ -773,32 +869,364 @@ class ObservationEncoder:
                 for s in species:
                     v = row[s]
                     if v:
-                        mv[o + s] = v / SUM_SCALE
+                        mv[o + s] = _SUM_VALUE[v]
                         if v > own[s]:
                             lost.add(s)
             for s in species:
                 if s not in lost:
                     mv[_O_RIGHTS + s] = 1.0
 
-        # own_species_planes, gain_plane
+        # own_species_planes (its few nonzero values), gain_plane
+        assert widths["own_species_planes"] == NUM_SPECIES * FRAME_CELLS
+        assert widths["gain_plane"] == FRAME_CELLS
         if mine.size:
-            mv[_O_PLANES:_O_PLANES + NUM_SPECIES * FRAME_CELLS] = mine.species_planes()
-            if pending is not None and tv.decision is Decision.PLAY_CELL:
+            for i, v in mine.species_values():
+                mv[i] = v
+            if pending is not None and decision is Decision.PLAY_CELL:
                 gains = placement_gains(mine.arboretum, pending, mine.frontier(), mine.buckets, mine.points)
                 r0, c0 = mine.origin
                 base = _O_GAIN - r0 * FRAME - c0
                 for cell, gain in gains.items():
                     row = (cell + _HALF) >> 8
                     mv[base + row * FRAME + cell - (row << 8)] = _GAIN_VALUE[gain]
-        elif pending is not None and tv.decision is Decision.PLAY_CELL:
+        elif pending is not None and decision is Decision.PLAY_CELL:
             mv[_O_GAIN:_O_GAIN + FRAME_CELLS] = _GAIN_EMPTY
-        return out
 
 
 _GAIN_VALUE = [(1 + g) / POINTS_SCALE for g in range(int(POINTS_SCALE))]
+_SUM_VALUE = [v / SUM_SCALE for v in range(37)]
+_SIZE_VALUE = [v / HAND_SCALE for v in range(NUM_CARDS + 1)]
+_RANK = [(c & 7) + 1 for c in range(NUM_CARDS)]
+_ONES = frozenset(range(0, NUM_CARDS, NUM_RANKS))
+_EIGHTS = frozenset(range(NUM_RANKS - 1, NUM_CARDS, NUM_RANKS))
+_DECISION_OF_PHASE = {Phase.DRAW_FIRST: Decision.DRAW_FIRST, Phase.DRAW_SECOND: Decision.DRAW_SECOND,
+                      Phase.DISCARD: Decision.DISCARD, Phase.GAME_OVER: Decision.GAME_OVER}
+_PLAY = Phase.PLAY
 _ZEROS = memoryview(np.zeros(OBS_SIZE, np.float32)).toreadonly()
 _SPECIES_BITS = [sum(1 << (k * NUM_SPECIES + s) for k in range(SEATS)) for s in range(NUM_SPECIES)]
 """Per species: the bits of every seat in the ``ones`` mask of ``encode``."""
+
+
+class IncrementalEncoder:
+    """The observation of one observer, kept up to date step after step (the env's fast path).
+
+    It keeps that observer's last observation and rewrites only what changed since: the
+    header, the hand, the drawn cards, the pending card, and per seat whatever changed of hand
+    size, known cards, discard pile and arboretum (the last two by the identity of their
+    cached blocks); the visible hand sums and the rights are recomputed from per-seat parts
+    that are themselves only recomputed when their cards change. ``update(state, pending)``
+    returns the internal buffer (copy it before handing it out). It reads exactly the fields
+    that ``table_view`` exposes to the observer; tests/test_env_observation.py checks every
+    update against a full ``encode`` of the observer's ``TableView``.
+    """
+
+    __slots__ = ("encoder", "observer", "buffer", "_mv", "_updated_at", "_header", "_species",
+                 "_species_bits", "_hand", "_drawn", "_pending", "_sizes", "_known", "_piles",
+                 "_pile_objects", "_pile_saved", "_entries", "_own_values", "_own", "_own_ones",
+                 "_own_eights", "_seen", "_seen_version", "_others_key", "_others_ones",
+                 "_others_max", "_others_written", "_own_written", "_rights_bits", "_gain",
+                 "_gain_full")
+
+    def __init__(self, encoder: ObservationEncoder, observer: int) -> None:
+        self.encoder = encoder
+        self.observer = observer
+        self.buffer = np.zeros(OBS_SIZE, np.float32)
+        self._mv = memoryview(self.buffer)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything (a new game)."""
+        self._mv[:] = _ZEROS
+        self._updated_at = None  # the env's step counter at the last update (see update)
+        self._header: tuple[int, ...] = ()
+        self._species = None
+        self._hand: frozenset[int] = frozenset()
+        self._drawn: list[int] = []
+        self._pending: Optional[int] = None
+        self._sizes = [-1] * SEATS
+        self._known: list = [frozenset()] * SEATS
+        self._piles: list = [None] * SEATS
+        self._pile_objects: list = [None] * SEATS  # the state's pile lists, and copies
+        self._pile_saved: list = [None] * SEATS
+        self._entries: list = [None] * SEATS
+        self._own_values: list = []
+        # visible hand sums: the observer's raw sums and the bits (species) of its 1s and 8s,
+        # kept up to date; per other seat with known cards a _Seen (None without)
+        self._own = [0] * NUM_SPECIES
+        self._own_ones = self._own_eights = 0
+        self._seen: list = [None] * SEATS
+        self._seen_version = 0
+        self._others_key = None
+        self._others_ones = 0  # species of which another seat visibly holds the 1
+        self._others_max = None  # per species: the best visible sum of the other seats
+        self._others_written: list[int] = []
+        self._own_written = [0.0] * NUM_SPECIES
+        self._species_bits = 0
+        self._rights_bits = 0
+        self._gain: list[int] = []
+        self._gain_full = False
+
+    def update(self, state, pending: Optional[int], touched=None, now: int = 0) -> np.ndarray:
+        """Bring the observation up to date and return the buffer. ``touched`` (optional, from
+        the env): per player, the step counter at which its hand size, known cards, discard
+        pile or arboretum last changed; ``now``: the current step counter. Seats untouched
+        since this observer's last update are skipped."""
+        mv = self._mv
+        encoder = self.encoder
+        observer = self.observer
+        n = state.num_players
+        current = state.current_player
+        to_move = (current - observer) % n
+        phase = state.phase
+        if phase is _PLAY:
+            decision = Decision.PLAY_CARD if pending is None else Decision.PLAY_CELL
+        else:
+            decision = _DECISION_OF_PHASE[phase]
+
+        # player_count, decision, to_move, deck_size, turn, species_in_play
+        header = (_O_PLAYERS + n - 2, _O_DECISION + decision, _O_TO_MOVE + to_move)
+        if header != self._header:
+            for i in self._header:
+                mv[i] = 0.0
+            for i in header:
+                mv[i] = 1.0
+            self._header = header
+        mv[_O_DECK] = len(state.deck) / DECK_SCALE
+        mv[_O_TURN] = state.turn / TURN_SCALE
+        species = state.species
+        changed = 0  # species whose visible hand sums may have changed (bits)
+        if species is not self._species:
+            mv[_O_SPECIES:_O_SPECIES + NUM_SPECIES] = encoder._species.get(species) or encoder._species_block(species)
+            self._species = species
+            self._species_bits = sum(1 << s for s in species)
+            self._rights_bits = 0
+            mv[_O_RIGHTS:_O_RIGHTS + NUM_SPECIES] = _ZEROS[:NUM_SPECIES]
+            changed = _ALL_SPECIES
+
+        # hand (and the observer's raw sums), drawn, pending
+        hand = state.hands[observer]
+        if hand != self._hand:
+            own = self._own
+            for c in self._hand.symmetric_difference(hand):
+                bit = 1 << (c >> 3)
+                changed |= bit
+                if c in hand:  # drawn
+                    mv[_O_HAND + c] = 1.0
+                    own[c >> 3] += _RANK[c]
+                    if c & 7 == 0:
+                        self._own_ones |= bit
+                    elif c & 7 == 7:
+                        self._own_eights |= bit
+                else:  # played or discarded
+                    mv[_O_HAND + c] = 0.0
+                    own[c >> 3] -= _RANK[c]
+                    if c & 7 == 0:
+                        self._own_ones &= ~bit
+                    elif c & 7 == 7:
+                        self._own_eights &= ~bit
+            self._hand = frozenset(hand)
+        if to_move:  # what the observer saw of another player's turn
+            seen = state.known[current]
+            drawn = [c for c in state.drawn if c in seen] if seen else []
+            pending = None
+        else:
+            drawn = state.drawn
+        if drawn != self._drawn:
+            for c in self._drawn:
+                mv[_O_DRAWN + c] = 0.0
+            for c in drawn:
+                mv[_O_DRAWN + c] = 1.0
+            self._drawn = drawn[:]
+        if pending != self._pending:
+            if self._pending is not None:
+                mv[_O_PENDING + self._pending] = 0.0
+            if pending is not None:
+                mv[_O_PENDING + pending] = 1.0
+            self._pending = pending
+
+        # per seat: hand size, known cards, discard pile, arboretum
+        hands, known, discards, arboretums = state.hands, state.known, state.discards, state.arboretums
+        sizes, knowns, piles, entries, seens = self._sizes, self._known, self._piles, self._entries, self._seen
+        pile_objects, pile_saved = self._pile_objects, self._pile_saved
+        piles_cache, arboretums_cache = encoder._piles, encoder._arboretums
+        since = self._updated_at if touched is not None else None
+        for k in range(n):
+            i = observer + k
+            if i >= n:
+                i -= n
+            if since is not None and touched[i] <= since:
+                continue
+            size = len(hands[i])
+            if size != sizes[k]:
+                mv[_O_HAND_SIZES + k] = _SIZE_VALUE[size]
+                sizes[k] = size
+            cards = known[i]
+            if cards != knowns[k]:
+                o = _O_KNOWN + k * NUM_CARDS
+                old = knowns[k]
+                for c in old - cards:
+                    mv[o + c] = 0.0
+                for c in cards - old:
+                    mv[o + c] = 1.0
+                knowns[k] = frozen = frozenset(cards)
+                if k:
+                    seens[k] = _Seen(frozen) if frozen else None
+                    self._seen_version += 1
+                    changed = _ALL_SPECIES
+            pile = discards[i]
+            if pile is not pile_objects[k] or pile != pile_saved[k]:  # else: unchanged
+                if pile:
+                    entry = piles_cache.get(id(pile))
+                    if entry is not None and entry[0] is pile and entry[1] == pile:
+                        block = entry[2]
+                    else:
+                        block = encoder._pile(pile)
+                else:
+                    block = None
+                pile_objects[k], pile_saved[k] = pile, pile[:]
+                if block is not piles[k]:
+                    o = _O_PILES + k * PILE_BLOCK
+                    mv[o:o + PILE_BLOCK] = _ZERO_PILE if block is None else block
+                    piles[k] = block
+            arboretum = arboretums[i]
+            entry = entries[k]
+            if entry is None or entry.arboretum is not arboretum or entry.size != len(arboretum):
+                entry = arboretums_cache.get(id(arboretum))
+                if entry is None or entry.arboretum is not arboretum or entry.size != len(arboretum):
+                    entry = encoder.arboretum(arboretum)
+                o = _O_SUMMARY + k * SUMMARY_BLOCK
+                mv[o:o + SUMMARY_BLOCK] = entry.summary_view
+                o = _O_ARB_PLANES + k * PLANES_BLOCK
+                mv[o:o + PLANES_BLOCK] = entry.planes_view
+                entries[k] = entry
+                if k == 0:
+                    for j, _ in self._own_values:
+                        mv[j] = 0.0
+                    self._own_values = values = entry.species_values()
+                    for j, v in values:
+                        mv[j] = v
+        mine = entries[0]
+        self._updated_at = now if touched is not None else None
+
+        if changed:
+            self._sums_and_rights(mv, species, n, changed)
+
+        # gain_plane
+        if self._gain_full:
+            mv[_O_GAIN:_O_GAIN + FRAME_CELLS] = _ZEROS[:FRAME_CELLS]
+            self._gain_full = False
+        elif self._gain:
+            for j in self._gain:
+                mv[j] = 0.0
+            self._gain = []
+        if pending is not None and decision is Decision.PLAY_CELL:
+            if mine.size:
+                gains = placement_gains(mine.arboretum, pending, mine.frontier(), mine.buckets, mine.points)
+                r0, c0 = mine.origin
+                base = _O_GAIN - r0 * FRAME - c0
+                written = []
+                for cell, gain in gains.items():
+                    row = (cell + _HALF) >> 8
+                    j = base + row * FRAME + cell - (row << 8)
+                    mv[j] = _GAIN_VALUE[gain]
+                    written.append(j)
+                self._gain = written
+            else:
+                mv[_O_GAIN:_O_GAIN + FRAME_CELLS] = _GAIN_EMPTY
+                self._gain_full = True
+        return self.buffer
+
+    def _sums_and_rights(self, mv, species, n: int, changed: int) -> None:
+        """hand_sums ('1 cancels 8' among the visible cards) and rights, for the species in
+        ``changed`` (bits). The other seats' part is redone, and then every species, when
+        their known cards or the observer's 1s changed."""
+        seens = self._seen
+        own_ones = self._own_ones
+        key = (self._seen_version, own_ones)
+        if key != self._others_key:
+            self._others_key = key
+            changed = _ALL_SPECIES
+            for j in self._others_written:
+                mv[j] = 0.0
+            written = []
+            others = [(k, seens[k]) for k in range(1, n) if seens[k] is not None]
+            ones_of = {0: own_ones}
+            for k, seen in others:
+                ones_of[k] = seen.ones
+            others_ones = 0
+            others_max = None
+            for k, seen in others:
+                others_ones |= seen.ones
+                row = seen.row
+                if seen.eights:
+                    cancel = 0
+                    for q, ones in ones_of.items():
+                        if q != k:
+                            cancel |= ones
+                    cancel &= seen.eights
+                    if cancel:
+                        row = row[:]
+                        for s in range(NUM_SPECIES):
+                            if cancel >> s & 1:
+                                row[s] -= 8
+                o = _O_SUMS + k * NUM_SPECIES
+                for s in species:
+                    v = row[s]
+                    if v:
+                        mv[o + s] = _SUM_VALUE[v]
+                        written.append(o + s)
+                if others_max is None:
+                    others_max = row[:]
+                else:
+                    for s in species:
+                        if row[s] > others_max[s]:
+                            others_max[s] = row[s]
+            self._others_written = written
+            self._others_ones = others_ones
+            self._others_max = others_max
+        own = self._own
+        cancel = self._own_eights & self._others_ones
+        best = self._others_max
+        own_written = self._own_written
+        rights = self._rights_bits
+        changed &= self._species_bits
+        while changed:
+            low = changed & -changed
+            changed ^= low
+            s = low.bit_length() - 1
+            v = own[s] - 8 if cancel & low else own[s]
+            value = _SUM_VALUE[v]
+            if value != own_written[s]:
+                mv[_O_SUMS + s] = own_written[s] = value
+            if best is None or v >= best[s]:
+                rights |= low
+            else:
+                rights &= ~low
+        if rights != self._rights_bits:
+            self._rights_bits = rights
+            mv[_O_RIGHTS:_O_RIGHTS + NUM_SPECIES] = self.encoder._bits_block(rights)
+
+
+class _Seen:
+    """The visible part of another seat's hand (its known cards): raw sums per species, and
+    the bits (species) of its 1s and 8s."""
+
+    __slots__ = ("row", "ones", "eights")
+
+    def __init__(self, cards: frozenset[int]) -> None:
+        row = [0] * NUM_SPECIES
+        ones = eights = 0
+        for c in cards:
+            row[c >> 3] += _RANK[c]
+            if c & 7 == 0:
+                ones |= 1 << (c >> 3)
+            elif c & 7 == 7:
+                eights |= 1 << (c >> 3)
+        self.row, self.ones, self.eights = row, ones, eights
+
+
+_ZERO_PILE = memoryview(np.zeros(PILE_BLOCK, np.float32)).toreadonly()
+_ALL_SPECIES = (1 << NUM_SPECIES) - 1
 
 
 def encode(tv: TableView) -> np.ndarray:
