@@ -1,7 +1,8 @@
 """Optional observation hints: what a careful player works out before each decision.
 
-``raw_env(..., hints=True)`` appends ``HINT_SIZE`` values to the observation (after the standard
-sections), written only for the player to move:
+``SingleAgentEnv(..., hints=True)`` (and ``hints: true`` in a training config) appends
+``HINT_SIZE`` values to the observation (after the standard sections), written only for the
+player to move; ``with_hints(obs, table_view, HintWriter(), mask)`` does it for any caller:
 
 | section | width | meaning (scaled by / 20, clipped to 1) |
 |---|---|---|
