@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -20,17 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arboretum_env.agents import GreedyAgent, RandomAgent  # noqa: E402
 from arboretum_env.agents.arena import play_game  # noqa: E402
-
-
-def wilson(successes: float, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+from training.tournament import wilson  # noqa: E402
 
 
 def main(argv=None) -> int:
