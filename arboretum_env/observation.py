@@ -47,6 +47,7 @@ import numpy as np
 from .actions import FRAME, FRAME_CELLS, MAX_PLAYERS, Decision, frame_origin
 from .engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES, Phase
 from .engine.cards import CELL_STRIDE
+from .engine.path_dp import forward, placement_gains, rank_buckets, species_ranges
 from .table_view import TableView
 
 # ----------------------------------------------------------------------------- scales
@@ -179,208 +180,6 @@ def layout_table() -> str:
     return "\n".join(lines)
 
 
-# ----------------------------------------------------------------------- path features
-# An arboretum's cards in rank order for the dynamic programmes: ``buckets[r]`` lists
-# ``(cell, card, lower, higher)`` for the cards of rank r + 1, ``lower`` / ``higher`` the
-# neighbouring cells with a lower / higher rank. Paths climb strictly in rank, so rank order is
-# a topological order.
-def _buckets(arboretum: Mapping[int, int]) -> list[list[tuple[int, int, list[int], list[int]]]]:
-    get = arboretum.get
-    buckets: list[list] = [[], [], [], [], [], [], [], []]
-    for cell, card in arboretum.items():
-        rank = card & 7
-        lower, higher = [], []
-        for n in (cell - _STRIDE, cell + 1, cell + _STRIDE, cell - 1):
-            other = get(n)
-            if other is not None:
-                r = other & 7
-                if r < rank:
-                    lower.append(n)
-                elif r > rank:
-                    higher.append(n)
-        buckets[rank].append((cell, card, lower, higher))
-    return buckets
-
-
-def _forward(arboretum, buckets, species: int, low: int, high: int):
-    """Forward DP for one species over the ranks ``low..high`` (0-based).
-
-    Returns ``(mix, pure, pure_one, best)``: per cell, ``mix`` = best length + start bonus of a
-    climbing path from a ``species`` card to that cell; ``pure`` = longest all-species path
-    ending there; ``pure_one`` = the same, starting with a 1; ``best`` = best path points.
-    """
-    mix: dict[int, int] = {}
-    pure: dict[int, int] = {}
-    pure_one: dict[int, int] = {}
-    best = 0
-    for rank in range(low, high + 1):
-        for cell, card, lower, _ in buckets[rank]:
-            own = (card >> 3) == species
-            ext = 0
-            for n in lower:
-                v = mix.get(n, 0)
-                if v > ext:
-                    ext = v
-            if ext:
-                mix[cell] = ext + 1
-                if own:
-                    pts = ext + 3 if rank == 7 else ext + 1
-                    if pts > best:
-                        best = pts
-            elif own:
-                mix[cell] = 2 if rank == 0 else 1
-            if own:
-                length, length_one = 1, (1 if rank == 0 else 0)
-                for n in lower:
-                    if (arboretum[n] >> 3) == species:
-                        v = pure[n] + 1
-                        if v > length:
-                            length = v
-                        v = pure_one.get(n, 0)
-                        if v and v + 1 > length_one:
-                            length_one = v + 1
-                pure[cell] = length
-                if length_one:
-                    pure_one[cell] = length_one
-                if length >= 4:
-                    end = 2 if rank == 7 else 0
-                    if 2 * length + end > best:
-                        best = 2 * length + end
-                    if length_one >= 4 and 2 * length_one + 1 + end > best:
-                        best = 2 * length_one + 1 + end
-    return mix, pure, pure_one, best
-
-
-def _backward(arboretum, buckets, species: int, low: int, high: int):
-    """Backward DP over the ranks ``high..low``: per cell, ``mix`` = best length + end bonus of
-    a climbing path from that cell to a ``species`` card; ``pure`` = longest all-species path
-    starting there; ``pure_eight`` = the same, ending with an 8."""
-    mix: dict[int, int] = {}
-    pure: dict[int, int] = {}
-    pure_eight: dict[int, int] = {}
-    for rank in range(high, low - 1, -1):
-        for cell, card, _, higher in buckets[rank]:
-            own = (card >> 3) == species
-            ext = 0
-            for m in higher:
-                v = mix.get(m, 0)
-                if v > ext:
-                    ext = v
-            if ext:
-                mix[cell] = ext + 1
-            elif own:
-                mix[cell] = 3 if rank == 7 else 1
-            if own:
-                length, length_eight = 1, (1 if rank == 7 else 0)
-                for m in higher:
-                    if (arboretum[m] >> 3) == species:
-                        v = pure[m] + 1
-                        if v > length:
-                            length = v
-                        v = pure_eight.get(m, 0)
-                        if v and v + 1 > length_eight:
-                            length_eight = v + 1
-                pure[cell] = length
-                if length_eight:
-                    pure_eight[cell] = length_eight
-    return mix, pure, pure_eight
-
-
-def _species_ranges(cards):
-    """Per species: lowest and highest rank (0-based; 8 and -1 when absent) and card count."""
-    lows = [8] * NUM_SPECIES
-    highs = [-1] * NUM_SPECIES
-    counts = [0] * NUM_SPECIES
-    for card in cards:
-        s, r = card >> 3, card & 7
-        counts[s] += 1
-        if r < lows[s]:
-            lows[s] = r
-        if r > highs[s]:
-            highs[s] = r
-    return lows, highs, counts
-
-
-def best_points(arboretum: Mapping[int, int], buckets=None) -> list[int]:
-    """Points of the best current path of every species (10 values, canonical order); equal to
-    ``engine.scoring.best_path(arboretum, s)[0]`` for each species ``s``."""
-    if buckets is None:
-        buckets = _buckets(arboretum)
-    lows, highs, counts = _species_ranges(arboretum.values())
-    return [_forward(arboretum, buckets, s, lows[s], highs[s])[3] if counts[s] >= 2 else 0
-            for s in range(NUM_SPECIES)]
-
-
-def placement_gains(arboretum: Mapping[int, int], card: int, cells, buckets=None,
-                    points: Optional[list[int]] = None) -> dict[int, int]:
-    """Per packed cell of ``cells`` (empty cells next to the arboretum): how much the best-path
-    points of ``card``'s species grow if ``card`` is placed there.
-
-    A new path passes through the new card; its part below the card and its part above cannot
-    share cells (ranks climb), so the best path through a cell joins the best forward value of
-    a lower neighbour and the best backward value of a higher one (mixed paths), or the longest
-    all-species runs below and above (pure paths)."""
-    species, rank = card >> 3, card & 7
-    ranks = [c & 7 for c in arboretum.values() if c >> 3 == species]
-    if not ranks:  # no other card of the species: no path
-        return {cell: 0 for cell in cells}
-    if buckets is None:
-        buckets = _buckets(arboretum)
-    old = (points if points is not None else best_points(arboretum, buckets))[species]
-    mix_in, pure_in, one_in, _ = _forward(arboretum, buckets, species, min(ranks), rank - 1)
-    mix_out, pure_out, eight_out = _backward(arboretum, buckets, species, rank + 1, max(ranks))
-    start_self = 2 if rank == 0 else 1
-    end_self = 2 if rank == 7 else 0
-    start_bonus = 1 if rank == 0 else 0
-    get = arboretum.get
-    gains = {}
-    for cell in cells:
-        a_ext = e_ext = 0
-        pa = pa1 = pb = pb8 = 0
-        for n in (cell - _STRIDE, cell + 1, cell + _STRIDE, cell - 1):
-            other = get(n)
-            if other is None:
-                continue
-            r = other & 7
-            if r < rank:
-                v = mix_in.get(n, 0)
-                if v > a_ext:
-                    a_ext = v
-                if (other >> 3) == species:
-                    if pure_in[n] > pa:
-                        pa = pure_in[n]
-                    v = one_in.get(n, 0)
-                    if v > pa1:
-                        pa1 = v
-            elif r > rank:
-                v = mix_out.get(n, 0)
-                if v > e_ext:
-                    e_ext = v
-                if (other >> 3) == species:
-                    if pure_out[n] > pb:
-                        pb = pure_out[n]
-                    v = eight_out.get(n, 0)
-                    if v > pb8:
-                        pb8 = v
-        if not a_ext and not e_ext:
-            gains[cell] = 0
-            continue
-        best = 0
-        if a_ext:
-            best = a_ext + 1 + (e_ext if e_ext else end_self)
-        if e_ext and start_self + e_ext > best:
-            best = start_self + e_ext
-        if pa + 1 + pb >= 4 or (pa1 and pa1 + 1 + pb >= 4) or (pb8 and pa + 1 + pb8 >= 4):
-            for length, bonus in ((pa + 1 + pb, start_bonus + end_self),
-                                  (pa1 + 1 + pb if pa1 else 0, 1 + end_self),
-                                  (pa + 1 + pb8 if pb8 else 0, start_bonus + 2),
-                                  (pa1 + 1 + pb8 if pa1 and pb8 else 0, 3)):
-                if length >= 4 and 2 * length + bonus > best:
-                    best = 2 * length + bonus
-        gains[cell] = best - old if best > old else 0
-    return gains
-
-
 # ----------------------------------------------------------------------------- caches
 _RANK_VALUE = [((c & 7) + 1) / RANK_SCALE for c in range(NUM_CARDS)]
 _SPECIES_VALUE = [((c >> 3) + 1) / SPECIES_SCALE for c in range(NUM_CARDS)]
@@ -424,7 +223,7 @@ class _Arboretum:
     # --------------------------------------------------------------- from scratch
     def _build(self) -> None:
         arboretum = self.arboretum
-        self.buckets = buckets = _buckets(arboretum)
+        self.buckets = buckets = rank_buckets(arboretum)
         rows, cols, cards = [], [], []
         for cell, card in arboretum.items():
             row = (cell + _HALF) // _STRIDE
@@ -435,9 +234,9 @@ class _Arboretum:
         self._cards = cards
         self.origin = r0, c0 = self._origin()
         self._cells = [(r - r0) * FRAME + (c - c0) for r, c in zip(rows, cols)]
-        self._ranges = lows, highs, counts = _species_ranges(cards)
+        self._ranges = lows, highs, counts = species_ranges(cards)
         self.points = points = [
-            _forward(arboretum, buckets, s, lows[s], highs[s])[3] if counts[s] >= 2 else 0
+            forward(arboretum, buckets, s, lows[s], highs[s])[3] if counts[s] >= 2 else 0
             for s in range(NUM_SPECIES)]
         self._fill_planes()
         summary = np.zeros(SUMMARY_BLOCK, np.float32)
@@ -529,7 +328,7 @@ class _Arboretum:
         if lower or higher:
             for t in ((s,) if not (lower and higher) else range(NUM_SPECIES)):
                 if counts[t] >= 2 and (t == s or lows[t] < rank < highs[t]):
-                    p = _forward(arboretum, buckets, t, lows[t], highs[t])[3]
+                    p = forward(arboretum, buckets, t, lows[t], highs[t])[3]
                     if p != old[t]:
                         if points is old:
                             points = old[:]

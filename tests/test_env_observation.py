@@ -19,10 +19,9 @@ from arboretum_env.observation import (
     SECTIONS,
     IncrementalEncoder,
     ObservationEncoder,
-    best_points,
     layout_table,
-    placement_gains,
 )
+from arboretum_env.engine.path_dp import best_points, placement_gains
 from arboretum_env.table_view import table_view
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,8 @@ _BATCH = 256
 
 def random_playout(state: GameState, rng: np.random.Generator) -> GameState:
     """Play ``state`` to the end with uniformly random legal decisions; returns ``state``."""
-    draw, play_cell, discard = state.draw, state.play_cell, state.discard
+    # the unchecked transitions: every choice below is legal by construction
+    draw, play_cell, discard = state._draw, state._play, state._discard
     draw_first, draw_second = Phase.DRAW_FIRST, Phase.DRAW_SECOND
     play_phase, game_over = Phase.PLAY, Phase.GAME_OVER
     deck, discards, hands = state.deck, state.discards, state.hands
@@ -32,7 +33,7 @@ def random_playout(state: GameState, rng: np.random.Generator) -> GameState:
             i = 0
         # one whole turn: draws (unless skipped or already made), play, discard
         while state.phase is draw_first or state.phase is draw_second:
-            sources = [p for p in players if discards[p]]
+            sources = [p for p in players if discards[p]] if any(discards) else []
             if deck:
                 sources.append(DECK)
             draw(sources[int(uniforms[i] * len(sources))])

@@ -159,27 +159,34 @@ class GameState:
             source = _as_int(source)
         if phase is not _DRAW_FIRST and phase is not _DRAW_SECOND:
             self._illegal(Action(ActionKind.DRAW, source=source), "it is not time to draw")
-        p = self.current_player
         if source == DECK:
             if not self.deck:
                 self._illegal(Action(ActionKind.DRAW, source=source), "the deck is empty")
-            card = self.deck.pop()
-            if not self.deck:
-                self.last_turn = True
         else:
             if type(source) is not int or not 0 <= source < self.num_players:
                 self._illegal(Action(ActionKind.DRAW, source=source),
                               f"no player {source!r} (draw sources: deck or 0..{self.num_players - 1})")
-            pile = self.discards[source]
-            if not pile:
+            if not self.discards[source]:
                 self._illegal(Action(ActionKind.DRAW, source=source),
                               f"the discard pile of player {source} is empty")
-            card = pile.pop()
+        return self._draw(source)
+
+    # The transitions proper, for actions already known to be legal (the public methods check
+    # first; ``random_playout`` only makes legal choices).
+    def _draw(self, source: int) -> int:
+        p = self.current_player
+        if source == DECK:
+            deck = self.deck
+            card = deck.pop()
+            if not deck:
+                self.last_turn = True
+        else:
+            card = self.discards[source].pop()
             self.known[p].add(card)
         self.hands[p].add(card)
         self.drawn.append(card)
         self.history.append((_DRAW, -1, 0, 0, source))
-        if phase is _DRAW_FIRST:
+        if self.phase is _DRAW_FIRST:
             self.phase = _DRAW_SECOND
             if not self.deck and not any(self.discards):
                 self.phase = _PLAY  # no source for the second draw: it is skipped
@@ -211,11 +218,15 @@ class GameState:
                 self._illegal(action, "that card is not in hand")
             self._illegal(action, "that cell is taken" if cell in arboretum
                           else "that cell is not orthogonally adjacent to the arboretum")
+        self._play(card, cell)
+
+    def _play(self, card: int, cell: int) -> None:
+        p = self.current_player
         self.hands[p].discard(card)
         known = self.known[p]
         if known:
             known.discard(card)
-        place(arboretum, frontier, cell, card)
+        place(self.arboretums[p], self.frontier[p], cell, card)
         row = (cell + 128) >> 8  # unpack_cell, inlined on the hot path
         self.history.append((_PLAYK, card, row, cell - (row << 8), DECK))
         self.phase = _DISCARD
@@ -230,7 +241,11 @@ class GameState:
         hand = self.hands[p]
         if card not in hand:
             self._illegal(Action(ActionKind.DISCARD, card), "that card is not in hand")
-        hand.discard(card)
+        self._discard(card)
+
+    def _discard(self, card: int) -> None:
+        p = self.current_player
+        self.hands[p].discard(card)
         known = self.known[p]
         if known:
             known.discard(card)
