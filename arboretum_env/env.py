@@ -31,7 +31,8 @@ from .actions import (
     apply_id,
 )
 from .engine import DECK, GameConfig, GameState, Phase, new_game, score, state_to_position
-from .observation import OBS_SIZE, IncrementalEncoder, ObservationEncoder, layout_table
+from .incremental_encoder import IncrementalEncoder
+from .observation import OBS_SIZE, ObservationEncoder, layout_table
 from .table_view import TableView, table_view
 
 ENV_NAME = "arboretum_v0"

@@ -10,7 +10,8 @@ import pytest
 from arboretum_env.actions import apply_id, legal_ids
 from arboretum_env.engine import GameConfig, Phase, new_game
 from arboretum_env.env import raw_env
-from arboretum_env.observation import IncrementalEncoder, ObservationEncoder
+from arboretum_env.incremental_encoder import IncrementalEncoder
+from arboretum_env.observation import ObservationEncoder
 from arboretum_env.table_view import table_view
 
 

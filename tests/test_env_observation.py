@@ -17,11 +17,11 @@ from arboretum_env.observation import (
     OBS_SIZE,
     OFFSETS,
     SECTIONS,
-    IncrementalEncoder,
     ObservationEncoder,
     layout_table,
 )
 from arboretum_env.engine.path_dp import best_points, placement_gains
+from arboretum_env.incremental_encoder import IncrementalEncoder
 from arboretum_env.table_view import table_view
 
 ROOT = Path(__file__).resolve().parents[1]
