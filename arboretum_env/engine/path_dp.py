@@ -19,6 +19,7 @@ from .cards import CELL_STRIDE, NUM_SPECIES
 MIX, PURE, PURE_ONE = 0, 1, 2
 """Which table of ``forward`` holds the best path: mixed, all-species, all-species from a 1."""
 
+
 def rank_buckets(arboretum: Mapping[int, int], higher: bool = True) -> list[list[tuple]]:
     """An arboretum's cards in rank order for the dynamic programmes: ``buckets[r]`` lists
     ``(cell, card, lower, higher)`` for the cards of rank r + 1 (in the arboretum's order),
