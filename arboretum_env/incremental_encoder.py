@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from .actions import FRAME, Decision
+from .actions import FRAME, Decision, decision_of
 from .engine import NUM_CARDS, NUM_SPECIES
 from .engine.path_dp import placement_gains
 from .observation import (  # the layout and the reference encoder's caches
@@ -27,7 +27,6 @@ from .observation import (  # the layout and the reference encoder's caches
     SEATS,
     SUMMARY_BLOCK,
     TURN_SCALE,
-    _DECISION_OF_PHASE,
     _GAIN_EMPTY,
     _GAIN_VALUE,
     _HALF,
@@ -48,7 +47,6 @@ from .observation import (  # the layout and the reference encoder's caches
     _O_SUMS,
     _O_TO_MOVE,
     _O_TURN,
-    _PLAY,
     _RANK,
     _SIZE_VALUE,
     _SUM_VALUE,
@@ -126,11 +124,7 @@ class IncrementalEncoder:
         n = state.num_players
         current = state.current_player
         to_move = (current - observer) % n
-        phase = state.phase
-        if phase is _PLAY:
-            decision = Decision.PLAY_CARD if pending is None else Decision.PLAY_CELL
-        else:
-            decision = _DECISION_OF_PHASE[phase]
+        decision = decision_of(state, pending)
 
         # player_count, decision, to_move, deck_size, turn, species_in_play
         header = (_O_PLAYERS + n - 2, _O_DECISION + decision, _O_TO_MOVE + to_move)

@@ -44,8 +44,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from .actions import FRAME, FRAME_CELLS, MAX_PLAYERS, Decision, frame_origin
-from .engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES, Phase
+from .actions import FRAME, FRAME_CELLS, MAX_PLAYERS, Decision, decision_of, frame_origin
+from .engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES
 from .engine.cards import CELL_STRIDE
 from .engine.path_dp import forward, placement_gains, rank_buckets, species_ranges
 from .table_view import TableView
@@ -540,11 +540,7 @@ class ObservationEncoder:
         n = state.num_players
         current = state.current_player
         to_move = (current - observer) % n
-        phase = state.phase
-        if phase is _PLAY:
-            decision = Decision.PLAY_CARD if pending is None else Decision.PLAY_CELL
-        else:
-            decision = _DECISION_OF_PHASE[phase]
+        decision = decision_of(state, pending)
         if to_move:  # what the observer saw of another player's turn
             seen = state.known[current]
             drawn = [c for c in state.drawn if c in seen] if seen else ()
@@ -698,9 +694,6 @@ _SIZE_VALUE = [v / HAND_SCALE for v in range(NUM_CARDS + 1)]
 _RANK = [(c & 7) + 1 for c in range(NUM_CARDS)]
 _ONES = frozenset(range(0, NUM_CARDS, NUM_RANKS))
 _EIGHTS = frozenset(range(NUM_RANKS - 1, NUM_CARDS, NUM_RANKS))
-_DECISION_OF_PHASE = {Phase.DRAW_FIRST: Decision.DRAW_FIRST, Phase.DRAW_SECOND: Decision.DRAW_SECOND,
-                      Phase.DISCARD: Decision.DISCARD, Phase.GAME_OVER: Decision.GAME_OVER}
-_PLAY = Phase.PLAY
 _ZEROS = memoryview(np.zeros(OBS_SIZE, np.float32)).toreadonly()
 _SPECIES_BITS = [sum(1 << (k * NUM_SPECIES + s) for k in range(SEATS)) for s in range(NUM_SPECIES)]
 """Per species: the bits of every seat in the ``ones`` mask of ``encode``."""
