@@ -5,10 +5,12 @@
 * best-path scoring calls/s: ``scoring.best_path`` on 17-card arboretums taken from finished
   2-player games, one call per species in play (6 per arboretum).
 
+The playout and the scorer run as numba kernels when numba is installed (``"compiled": true``);
+``--interpreted`` measures the pure-Python engine instead (the fallback without numba).
 Human-readable lines first; the LAST line is one JSON object with every figure.
 Target: at least 3,000 two-player games/s.
 
-    python benchmarks/engine.py [--seconds 3] [--seed 0]
+    python benchmarks/engine.py [--seconds 3] [--seed 0] [--interpreted]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arboretum_env.engine import GameConfig, best_path, new_game, random_playout, score  # noqa: E402
+from arboretum_env.engine import jit_paths, jit_playout  # noqa: E402
 
 TARGET_GAMES_PER_S_2P = 3000
 
@@ -86,13 +89,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--interpreted", action="store_true",
+                        help="measure the pure-Python engine (as without numba)")
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
+    if args.interpreted:
+        jit_playout.available = jit_paths.available = False
+    compiled = jit_playout.available
 
     print(f"engine benchmark: python {platform.python_version()}, one core, "
-          f"{args.seconds:g} s per measurement")
-    figures: dict[str, float] = {}
+          f"{args.seconds:g} s per measurement, "
+          f"{'compiled (numba) playout and scorer' if compiled else 'interpreted engine'}")
+    figures: dict[str, float | bool] = {"compiled": compiled}
     for n in (2, 3, 4):
         games_per_s, decisions_per_s, games = bench_games(n, args.seconds, args.seed + n)
         figures[f"games_per_s_{n}p"] = round(games_per_s, 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arboretum_env.engine import best_path, pack_cell, score_position, unpack_cell
+from arboretum_env.engine import best_path, jit_paths, pack_cell, score_position, unpack_cell
 
 NUM_ARBORETUMS = 4000
 NEIGHBOURS = ((-1, 0), (0, 1), (1, 0), (0, -1))
@@ -142,6 +142,17 @@ def assert_path_matches(grid, species: int, points: int, cells) -> None:
     assert path_points([grid[cell] for cell in coords], species) == points
 
 
+def compiled_paths(arboretum: dict[int, int]):
+    """Per species (0..9): (points, path cells as (row, col)) from the compiled DP, or None
+    where numba is not installed."""
+    if not jit_paths.available:
+        return None
+    rows = jit_paths.best_paths(np.array(list(arboretum), np.int64),
+                                np.array(list(arboretum.values()), np.int64),
+                                np.arange(10, dtype=np.int64)).tolist()
+    return [(row[0], tuple(zip(row[2:2 + 2 * row[1]:2], row[3:3 + 2 * row[1]:2]))) for row in rows]
+
+
 # ---------------------------------------------------------------- tests
 
 def test_reference_formula_agrees_with_rules_examples() -> None:
@@ -179,10 +190,13 @@ def test_best_path_matches_brute_force(chunk: int) -> None:
         grid = random_grid(rng)
         expected = brute_best(grid)
         arboretum = packed(grid)
+        compiled = compiled_paths(arboretum)
         for species in range(10):
             points, cells = best_path(arboretum, species)
             assert points == expected[species], (grid, species, points, cells)
             assert_path_matches(grid, species, points, cells)
+            if compiled is not None:  # the scorer's compiled DP: the same path, cell for cell
+                assert compiled[species] == (points, tuple(map(unpack_cell, cells))), (grid, species)
             if len(cells) >= 4 and all(grid[unpack_cell(x)] >> 3 == species for x in cells):
                 long_pure += 1
     assert long_pure > 20  # the biased growth does produce doubled paths

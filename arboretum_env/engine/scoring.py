@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
+import numpy as np
+
+from . import jit_paths
 from .cards import NUM_RANKS, SPECIES, unpack_cell
 from .path_dp import best_path, forward, path_of, rank_buckets, species_ranges  # noqa: F401 (best_path)
 
@@ -105,6 +108,9 @@ def score_position(
         right_table[s] = [row[s] == top for row in sums]
     players = []
     for p, arboretum in enumerate(arboretums):
+        if jit_paths.available:
+            players.append(_player_compiled(arboretum, species_in_play, right_table, p))
+            continue
         buckets = None
         low, high, count = species_ranges(arboretum.values())
         per_species = {}
@@ -122,6 +128,28 @@ def score_position(
             total += points
         players.append(PlayerScore(total, per_species))
     return ScoreResult(tuple(players), _winners(players, arboretums))
+
+
+def _player_compiled(arboretum: Arboretum, species_in_play, right_table, p: int) -> PlayerScore:
+    """One player's scores with the compiled DP (``jit_paths``): the same paths as the
+    interpreted one."""
+    scored = [s for s in species_in_play if right_table[s][p]]
+    rows = jit_paths.best_paths(np.fromiter(arboretum, np.int64, len(arboretum)),
+                                np.fromiter(arboretum.values(), np.int64, len(arboretum)),
+                                np.array(scored, np.int64)).tolist() if scored and arboretum else []
+    per_species = {s: _NO_RIGHT for s in species_in_play}
+    total = 0
+    for s, row in zip(scored, rows):
+        points = row[0]
+        if points:
+            cells = row[2:2 + 2 * row[1]]
+            per_species[s] = SpeciesScore(True, points, tuple(zip(cells[::2], cells[1::2])))
+            total += points
+        else:
+            per_species[s] = _RIGHT
+    for s in scored[len(rows):]:  # an empty arboretum
+        per_species[s] = _RIGHT
+    return PlayerScore(total, per_species)
 
 
 def _winners(players: Sequence[PlayerScore], arboretums: Sequence[Arboretum]) -> tuple[int, ...]:
