@@ -16,6 +16,7 @@ import numpy as np
 
 from .actions import FRAME, Decision, decision_of
 from .engine import NUM_CARDS, NUM_SPECIES
+from .engine import jit_gains
 from .engine.path_dp import placement_gains
 from .observation import (  # the layout and the reference encoder's caches
     DECK_SCALE,
@@ -71,7 +72,7 @@ class IncrementalEncoder:
                  "_species_bits", "_hand", "_drawn", "_pending", "_sizes", "_known", "_piles",
                  "_pile_objects", "_pile_saved", "_entries", "_own_values", "_own", "_own_ones",
                  "_own_eights", "_seen", "_seen_version", "_others_key", "_others_ones",
-                 "_others_max", "_others_written", "_own_written", "_rights_bits", "_gain",
+                 "_others_max", "_others_bits", "_others_written", "_own_written", "_rights_bits", "_gain",
                  "_gain_full")
 
     def __init__(self, encoder: ObservationEncoder, observer: int) -> None:
@@ -105,7 +106,8 @@ class IncrementalEncoder:
         self._seen_version = 0
         self._others_key = None
         self._others_ones = 0  # species of which another seat visibly holds the 1
-        self._others_max = None  # per species: the best visible sum of the other seats
+        self._others_max = [0] * NUM_SPECIES  # per species: the best visible sum of the other seats
+        self._others_bits = 0  # species where that sum is not 0
         self._others_written: list[int] = []
         self._own_written = [0.0] * NUM_SPECIES
         self._species_bits = 0
@@ -215,7 +217,7 @@ class IncrementalEncoder:
                 if k:
                     seens[k] = _Seen(frozen) if frozen else None
                     self._seen_version += 1
-                    changed = _ALL_SPECIES
+                    changed |= _OTHERS_CHANGED
             pile = discards[i]
             if pile is not pile_objects[k] or pile != pile_saved[k]:  # else: unchanged
                 if pile:
@@ -263,7 +265,12 @@ class IncrementalEncoder:
                 mv[j] = 0.0
             self._gain = []
         if pending is not None and decision is Decision.PLAY_CELL:
-            if mine.size:
+            if mine.size and jit_gains.available:
+                cells, cards = mine.arrays()
+                jit_gains.frame_gains(cells, cards, pending, mine.points[pending >> 3], FRAME,
+                                      self.buffer, _O_GAIN, _GAIN_VALUES)
+                self._gain_full = True  # cleared whole at the next update
+            elif mine.size:
                 gains = placement_gains(mine.arboretum, pending, mine.frontier(), mine.buckets, mine.points)
                 r0, c0 = mine.origin
                 base = _O_GAIN - r0 * FRAME - c0
@@ -281,52 +288,47 @@ class IncrementalEncoder:
 
     def _sums_and_rights(self, mv, species, n: int, changed: int) -> None:
         """hand_sums ('1 cancels 8' among the visible cards) and rights, for the species in
-        ``changed`` (bits). The other seats' part is redone, and then every species, when
-        their known cards or the observer's 1s changed."""
+        ``changed`` (bits). The other seats' part is redone when their known cards or the
+        observer's 1s changed, and then also the species where it was or is not 0."""
         seens = self._seen
         own_ones = self._own_ones
         key = (self._seen_version, own_ones)
         if key != self._others_key:
             self._others_key = key
-            changed = _ALL_SPECIES
             for j in self._others_written:
                 mv[j] = 0.0
             written = []
-            others = [(k, seens[k]) for k in range(1, n) if seens[k] is not None]
-            ones_of = {0: own_ones}
-            for k, seen in others:
-                ones_of[k] = seen.ones
             others_ones = 0
-            others_max = None
-            for k, seen in others:
-                others_ones |= seen.ones
-                row = seen.row
-                if seen.eights:
-                    cancel = 0
-                    for q, ones in ones_of.items():
-                        if q != k:
-                            cancel |= ones
-                    cancel &= seen.eights
-                    if cancel:
-                        row = row[:]
-                        for s in range(NUM_SPECIES):
-                            if cancel >> s & 1:
-                                row[s] -= 8
+            for k in range(1, n):
+                if seens[k] is not None:
+                    others_ones |= seens[k].ones
+            all_ones = others_ones | own_ones
+            best = [0] * NUM_SPECIES  # per species: the best visible sum of the other seats
+            nonzero = 0  # bits: species where it is not 0
+            for k in range(1, n):
+                seen = seens[k]
+                if seen is None:
+                    continue
+                # a 1 held by anyone else cancels this seat's 8 (a card is in one place only,
+                # so the others' 1s are all_ones without this seat's own)
+                cancel = seen.eights & all_ones & ~seen.ones
                 o = _O_SUMS + k * NUM_SPECIES
-                for s in species:
-                    v = row[s]
+                for s, v in seen.items:
+                    if cancel >> s & 1:
+                        v -= 8
                     if v:
                         mv[o + s] = _SUM_VALUE[v]
                         written.append(o + s)
-                if others_max is None:
-                    others_max = row[:]
-                else:
-                    for s in species:
-                        if row[s] > others_max[s]:
-                            others_max[s] = row[s]
+                        if v > best[s]:
+                            best[s] = v
+                        nonzero |= 1 << s
+            # the own sums and rights can change only where another seat's sum was or is not
+            # 0 (that covers the others' 1s, which cancel the observer's 8s: a 1 counts 1)
+            changed |= nonzero | self._others_bits
             self._others_written = written
             self._others_ones = others_ones
-            self._others_max = others_max
+            self._others_max = best
+            self._others_bits = nonzero
         own = self._own
         cancel = self._own_eights & self._others_ones
         best = self._others_max
@@ -341,7 +343,7 @@ class IncrementalEncoder:
             value = _SUM_VALUE[v]
             if value != own_written[s]:
                 mv[_O_SUMS + s] = own_written[s] = value
-            if best is None or v >= best[s]:
+            if v >= best[s]:
                 rights |= low
             else:
                 rights &= ~low
@@ -354,7 +356,7 @@ class _Seen:
     """The visible part of another seat's hand (its known cards): raw sums per species, and
     the bits (species) of its 1s and 8s."""
 
-    __slots__ = ("row", "ones", "eights")
+    __slots__ = ("items", "ones", "eights")
 
     def __init__(self, cards: frozenset[int]) -> None:
         row = [0] * NUM_SPECIES
@@ -365,8 +367,12 @@ class _Seen:
                 ones |= 1 << (c >> 3)
             elif c & 7 == 7:
                 eights |= 1 << (c >> 3)
-        self.row, self.ones, self.eights = row, ones, eights
+        self.items = [(s, v) for s, v in enumerate(row) if v]  # (species, raw sum), sum > 0
+        self.ones, self.eights = ones, eights
 
 
+_GAIN_VALUES = np.array(_GAIN_VALUE, np.float32)
 _ZERO_PILE = memoryview(np.zeros(PILE_BLOCK, np.float32)).toreadonly()
 _ALL_SPECIES = (1 << NUM_SPECIES) - 1
+_OTHERS_CHANGED = 1 << NUM_SPECIES
+"""A bit above the species bits of ``changed``: another seat's known cards changed."""

@@ -199,12 +199,12 @@ class _Arboretum:
 
     __slots__ = ("arboretum", "size", "origin", "points", "buckets", "summary_view", "planes_view",
                  "_summary", "_planes", "_species_values", "_frontier", "_previous", "_cells",
-                 "_cards", "_box", "_ranges")
+                 "_cards", "_box", "_ranges", "_arrays")
 
     def __init__(self, arboretum: Mapping[int, int], previous: Optional["_Arboretum"] = None) -> None:
         self.arboretum = arboretum  # keeps the object alive: its id stays unique in the cache
         self.size = size = len(arboretum)
-        self._species_values = self._frontier = self._previous = None
+        self._species_values = self._frontier = self._previous = self._arrays = None
         if not size:
             self.origin = frame_origin(arboretum)
             self.points = [0] * NUM_SPECIES
@@ -373,6 +373,12 @@ class _Arboretum:
             if self._frontier is not None:
                 self._previous = None
         return self._species_values
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The cards' frame indices and the cards, as int64 arrays (for ``engine.jit_gains``)."""
+        if self._arrays is None:
+            self._arrays = (np.array(self._cells, np.int64), np.array(self._cards, np.int64))
+        return self._arrays
 
     def frontier(self) -> set[int]:
         """Empty cells orthogonally next to the arboretum (packed)."""

@@ -11,7 +11,7 @@ import pytest
 
 from arboretum_env import observation as O
 from arboretum_env.actions import FRAME, PLAY_CELL, Decision, apply_id, frame_origin, legal_ids
-from arboretum_env.engine import GameConfig, Phase, best_path, new_game, random_playout
+from arboretum_env.engine import GameConfig, Phase, best_path, jit_gains, new_game, random_playout
 from arboretum_env.env import raw_env
 from arboretum_env.observation import (
     OBS_SIZE,
@@ -279,6 +279,38 @@ def test_placement_gains_equal_brute_force():
             assert gains[cell] == after - before, (arboretum, card, cell)
             checked += 1
     assert checked > 1000
+
+
+@pytest.mark.skipif(not jit_gains.available, reason="numba is not installed")
+def test_compiled_frame_gains_equal_brute_force():
+    """``engine.jit_gains.frame_gains`` (the env's gain plane) on every free cell of an
+    arboretum's action frame, for every card not in it, against re-scoring with the card there."""
+    rng = np.random.default_rng(11)
+    encoder = ObservationEncoder()
+    checked = 0
+    line = {col: 16 + col for col in range(8) if col != 2}  # a pure 1..8 of jacaranda but its 3
+    for trial in range(121):
+        arboretum = line if trial == 0 else _few_species_arboretum(rng, int(rng.integers(1, 15)))
+        entry = encoder.arboretum(arboretum)
+        r0, c0 = entry.origin
+        cells, cards = entry.arrays()
+        free = {n for cell in arboretum for n in (cell + 1, cell - 1, cell + 256, cell - 256)
+                if n not in arboretum}
+        others = [c for c in range(80) if c not in arboretum.values()]
+        for card in ([18] if trial == 0 else []) + [int(c) for c in rng.choice(others, 6, replace=False)]:
+            before = best_path(arboretum, card >> 3)[0]
+            out = np.full(5 + FRAME * FRAME, -1.0, np.float32)
+            jit_gains.frame_gains(cells, cards, card, before, FRAME, out, 5,
+                                  np.arange(1, 21, dtype=np.float32))
+            expected = np.full(FRAME * FRAME, -1.0, np.float32)
+            for cell in free:
+                row, col = (cell + 128) >> 8, cell - (((cell + 128) >> 8) << 8)
+                after = best_path({**arboretum, cell: card}, card >> 3)[0]
+                expected[(row - r0) * FRAME + col - c0] = 1 + after - before
+                checked += 1
+            assert np.array_equal(out[5:], expected), (arboretum, card)
+            assert (out[:5] == -1).all()
+    assert checked > 5000
 
 
 def test_observation_does_not_alias_between_steps():
