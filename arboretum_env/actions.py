@@ -50,9 +50,15 @@ class Decision(IntEnum):
 
 def decision_of(state: GameState, pending: Optional[int]) -> Decision:
     phase = state.phase
-    if phase is Phase.PLAY:
-        return Decision.PLAY_CARD if pending is None else Decision.PLAY_CELL
-    return (Decision.DRAW_FIRST, Decision.DRAW_SECOND, None, Decision.DISCARD, Decision.GAME_OVER)[phase]
+    if phase is _PLAY:
+        return _PLAY_CARD if pending is None else _PLAY_CELL
+    return _OF_PHASE[phase]
+
+
+_PLAY, _PLAY_CARD, _PLAY_CELL = Phase.PLAY, Decision.PLAY_CARD, Decision.PLAY_CELL
+_OF_PHASE = (Decision.DRAW_FIRST, Decision.DRAW_SECOND, None, Decision.DISCARD, Decision.GAME_OVER)
+"""``decision_of`` outside PLAY, indexed by the engine's phase (module constants: this runs at
+every env step)."""
 
 
 def frame_origin(arboretum: Mapping[int, int]) -> tuple[int, int]:

@@ -195,10 +195,7 @@ class IncrementalEncoder:
         pile_objects, pile_saved = self._pile_objects, self._pile_saved
         piles_cache, arboretums_cache = encoder._piles, encoder._arboretums
         since = self._updated_at if touched is not None else None
-        for k in range(n):
-            i = observer + k
-            if i >= n:
-                i -= n
+        for k, i in _SEATS_FROM[n][observer]:
             if since is not None and touched[i] <= since:
                 continue
             size = len(hands[i])
@@ -374,5 +371,7 @@ class _Seen:
 _GAIN_VALUES = np.array(_GAIN_VALUE, np.float32)
 _ZERO_PILE = memoryview(np.zeros(PILE_BLOCK, np.float32)).toreadonly()
 _ALL_SPECIES = (1 << NUM_SPECIES) - 1
+_SEATS_FROM = {n: [[(k, (observer + k) % n) for k in range(n)] for observer in range(n)] for n in (2, 3, 4)}
+"""``_SEATS_FROM[n][observer]``: (seat offset k, player) pairs in turn order from the observer."""
 _OTHERS_CHANGED = 1 << NUM_SPECIES
 """A bit above the species bits of ``changed``: another seat's known cards changed."""

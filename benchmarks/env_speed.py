@@ -6,11 +6,13 @@ Random masked play (uniform over the ids with mask == 1, from a seeded numpy Gen
 agents (the final ``step(None)`` of each terminated agent is timed but not counted); games are
 finished games.
 
-The measurements are interleaved in rounds (every env once per round, in a shuffled order) and
-each figure is the median over the rounds, so that a machine whose load changes during the run
-biases every env alike. Steps per second of wall-clock time are the figures; steps per second
-of this process's CPU time are printed beside them (less sensitive to other processes on a
-shared machine). The last line is one JSON object with every figure, the ratios
+The measurements are interleaved in rounds: in each round every Arboretum configuration is
+measured right beside the connect_four env of the same kind (``env`` or ``raw_env``; the pair in
+random order, the pairs in a shuffled order), and each ratio is the median over the rounds of
+the ratio within a pair, so that a machine whose speed drifts during the run biases both sides
+of a ratio alike. The steps/s figures are medians over all their measurements (of wall-clock
+time; per second of this process's CPU time beside them, less sensitive to other processes on
+a shared machine). The last line is one JSON object with every figure, the ratios
 ours / connect_four (targets: >= 1.2 through ``env()``, >= 1.5 through ``raw_env()``, on wall
 time) and the machine's load average.
 
@@ -81,13 +83,24 @@ def main(argv=None) -> dict:
     for name, e in envs.items():  # warm-up: imports, first allocations
         play(e, 0.05, rng, 10_000)
 
+    # Each round measures every Arboretum configuration right beside the connect_four env of
+    # the same kind (the pair in random order), and a ratio is taken within each pair: the
+    # host's speed drifts over seconds, and a pair shares it.
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in envs}
-    order = list(envs)
+    pair_ratios: dict[str, list[tuple[float, float]]] = {name: [] for name in envs if name.startswith("arboretum")}
+    order = list(pair_ratios)
     for r in range(args.rounds):
         rng.shuffle(order)
         for name in order:
-            steps, games, wall, cpu = play(envs[name], args.seconds, rng, 1000 * r)
-            samples[name].append((steps / wall, games / wall, steps / max(cpu, 1e-9)))
+            base = "connect_four_v3/raw_env" if name.endswith("raw_env") else "connect_four_v3/env"
+            pair = [base, name] if rng.random() < 0.5 else [name, base]
+            measured = {}
+            for member in pair:
+                steps, games, wall, cpu = play(envs[member], args.seconds, rng, 1000 * r)
+                measured[member] = (steps / wall, games / wall, steps / max(cpu, 1e-9))
+                samples[member].append(measured[member])
+            pair_ratios[name].append((measured[name][0] / measured[base][0],
+                                      measured[name][2] / measured[base][2]))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
 
     figures = {}
@@ -95,14 +108,11 @@ def main(argv=None) -> dict:
         figures[name] = {"steps_per_s": round(statistics.median(s for s, _, _ in runs)),
                          "games_per_s": round(statistics.median(g for _, g, _ in runs), 2),
                          "steps_per_cpu_s": round(statistics.median(c for _, _, c in runs))}
-    ratios, cpu_ratios = {}, {}
+    ratios = {name: round(statistics.median(w for w, _ in pairs), 3) for name, pairs in pair_ratios.items()}
+    cpu_ratios = {name: round(statistics.median(c for _, c in pairs), 3) for name, pairs in pair_ratios.items()}
     print(f"{'env':32s} {'steps/s':>9s} {'games/s':>8s} {'vs c4':>6s} {'steps/cpu-s':>12s} {'vs c4':>6s}")
     for name, f in figures.items():
-        base = "connect_four_v3/raw_env" if name.endswith("raw_env") else "connect_four_v3/env"
-        ratio = f["steps_per_s"] / figures[base]["steps_per_s"]
-        cpu_ratio = f["steps_per_cpu_s"] / figures[base]["steps_per_cpu_s"]
-        if name.startswith("arboretum"):
-            ratios[name], cpu_ratios[name] = round(ratio, 3), round(cpu_ratio, 3)
+        ratio, cpu_ratio = ratios.get(name, 1.0), cpu_ratios.get(name, 1.0)
         print(f"{name:32s} {f['steps_per_s']:9d} {f['games_per_s']:8.2f} {ratio:6.2f}"
               f" {f['steps_per_cpu_s']:12d} {cpu_ratio:6.2f}")
 
