@@ -198,10 +198,14 @@ def test_state_path_and_incremental_path_equal_full_encode():
     assert compared > 3000
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_env_observations_equal_full_encode(num_players):
+@pytest.mark.parametrize("num_players,compiled", [(2, True), (3, True), (4, True), (3, False)])
+def test_env_observations_equal_full_encode(num_players, compiled, monkeypatch):
     """The env's observers update incrementally and skip the seats nobody changed since their
-    last look: every observation must still equal a full encode of the agent's TableView."""
+    last look: every observation must still equal a full encode of the agent's TableView
+    (with the compiled gain plane, and with the interpreted one used without numba)."""
+    if compiled and not jit_gains.available:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(jit_gains, "available", compiled)
     rng = np.random.default_rng(30 + num_players)
     e = raw_env(num_players=num_players)
     full = ObservationEncoder()
