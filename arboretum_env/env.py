@@ -31,6 +31,7 @@ from .actions import (
     apply_id,
 )
 from .engine import DECK, GameConfig, GameState, Phase, new_game, score, state_to_position
+from .engine.cards import CELL_STRIDE
 from .incremental_encoder import IncrementalEncoder
 from .observation import OBS_SIZE, ObservationEncoder, layout_table
 from .table_view import TableView, table_view
@@ -302,18 +303,18 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         both give the same states)."""
         if action < PLAY_CARD:
             if action == DRAW_DECK:
-                state.draw(DECK)
+                state.draw_unchecked(DECK)
             else:
-                state.draw((state.current_player + action - DRAW_DISCARD) % state.num_players)
+                state.draw_unchecked((state.current_player + action - DRAW_DISCARD) % state.num_players)
         elif action < PLAY_CELL:
             self._pending = action - PLAY_CARD
         elif action < DISCARD:
             r0, c0 = self._mask_origin
             i, j = divmod(action - PLAY_CELL, FRAME)
-            state.play(self._pending, r0 + i, c0 + j)
+            state.play_cell_unchecked(self._pending, (r0 + i) * CELL_STRIDE + c0 + j)
             self._pending = None
         else:
-            state.discard(action - DISCARD)
+            state.discard_unchecked(action - DISCARD)
 
     def _finish(self) -> None:
         result = score(self._state)

@@ -261,6 +261,13 @@ class GameState:
         if not self.deck and not any(self.discards):
             self.phase = _PLAY  # no source for either draw: both are skipped
 
+    # Public names of the unchecked transitions, for callers that already know the action is
+    # legal (the env applies only ids its exact mask allows): no checks, so a wrong call
+    # corrupts the state.
+    draw_unchecked = _draw
+    play_cell_unchecked = _play
+    discard_unchecked = _discard
+
     def _illegal(self, action: Action | str, reason: str):
         phase = self.phase.name
         described = action if isinstance(action, str) else action.describe()
