@@ -46,7 +46,6 @@ import numpy as np
 
 from .actions import FRAME, FRAME_CELLS, MAX_PLAYERS, Decision, decision_of, frame_origin
 from .engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES
-from .engine import jit_paths
 from .engine.cards import CELL_STRIDE
 from .engine.path_dp import forward, placement_gains, rank_buckets, species_ranges
 from .table_view import TableView
@@ -186,20 +185,6 @@ _RANK_VALUE = [((c & 7) + 1) / RANK_SCALE for c in range(NUM_CARDS)]
 _SPECIES_VALUE = [((c >> 3) + 1) / SPECIES_SCALE for c in range(NUM_CARDS)]
 
 
-def _best_points(arboretum: Mapping[int, int], buckets, species: list[int], lows, highs) -> list[int]:
-    """Best-path points of each of ``species`` (each with at least 2 cards there): the compiled
-    DP (``engine.jit_paths``) where numba is installed, else ``path_dp.forward``."""
-    if not species:
-        return []
-    if jit_paths.available:
-        k = len(arboretum)
-        rows = jit_paths.best_paths(np.fromiter(arboretum, np.int64, k),
-                                    np.fromiter(arboretum.values(), np.int64, k),
-                                    np.array(species, np.int64))
-        return rows[:, 0].tolist()
-    return [forward(arboretum, buckets, t, lows[t], highs[t])[3] for t in species]
-
-
 class _Arboretum:
     """Cached features of one arboretum at one card count (``size``): ``summary_view`` and
     ``planes_view`` (its parts of ``arboretum_summary`` and ``arboretum_planes``, memoryviews
@@ -250,10 +235,9 @@ class _Arboretum:
         self.origin = r0, c0 = self._origin()
         self._cells = [(r - r0) * FRAME + (c - c0) for r, c in zip(rows, cols)]
         self._ranges = lows, highs, counts = species_ranges(cards)
-        self.points = points = [0] * NUM_SPECIES
-        todo = [s for s in range(NUM_SPECIES) if counts[s] >= 2]
-        for s, p in zip(todo, _best_points(arboretum, buckets, todo, lows, highs)):
-            points[s] = p
+        self.points = points = [
+            forward(arboretum, buckets, s, lows[s], highs[s])[3] if counts[s] >= 2 else 0
+            for s in range(NUM_SPECIES)]
         self._fill_planes()
         summary = np.zeros(SUMMARY_BLOCK, np.float32)
         summary[cards] = 1.0
@@ -342,14 +326,14 @@ class _Arboretum:
         old = previous.points
         points = old
         if lower or higher:
-            todo = [t for t in ((s,) if not (lower and higher) else range(NUM_SPECIES))
-                    if counts[t] >= 2 and (t == s or lows[t] < rank < highs[t])]
-            for t, p in zip(todo, _best_points(arboretum, buckets, todo, lows, highs)):
-                if p != old[t]:
-                    if points is old:
-                        points = old[:]
-                    points[t] = p
-                    smv[_A_POINTS + t] = p / POINTS_SCALE
+            for t in ((s,) if not (lower and higher) else range(NUM_SPECIES)):
+                if counts[t] >= 2 and (t == s or lows[t] < rank < highs[t]):
+                    p = forward(arboretum, buckets, t, lows[t], highs[t])[3]
+                    if p != old[t]:
+                        if points is old:
+                            points = old[:]
+                        points[t] = p
+                        smv[_A_POINTS + t] = p / POINTS_SCALE
         self.points = points
         self._summary = summary
 

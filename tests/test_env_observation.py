@@ -11,7 +11,7 @@ import pytest
 
 from arboretum_env import observation as O
 from arboretum_env.actions import FRAME, PLAY_CELL, Decision, apply_id, frame_origin, legal_ids
-from arboretum_env.engine import GameConfig, Phase, best_path, jit_gains, jit_paths, new_game, random_playout
+from arboretum_env.engine import GameConfig, Phase, best_path, jit_gains, new_game, random_playout
 from arboretum_env.env import raw_env
 from arboretum_env.observation import (
     OBS_SIZE,
@@ -202,12 +202,10 @@ def test_state_path_and_incremental_path_equal_full_encode():
 def test_env_observations_equal_full_encode(num_players, compiled, monkeypatch):
     """The env's observers update incrementally and skip the seats nobody changed since their
     last look: every observation must still equal a full encode of the agent's TableView
-    (with the compiled gain plane and best points, and with the interpreted ones used without
-    numba)."""
+    (with the compiled gain plane, and with the interpreted one used without numba)."""
     if compiled and not jit_gains.available:
         pytest.skip("numba is not installed")
     monkeypatch.setattr(jit_gains, "available", compiled)
-    monkeypatch.setattr(jit_paths, "available", compiled)
     rng = np.random.default_rng(30 + num_players)
     e = raw_env(num_players=num_players)
     full = ObservationEncoder()
