@@ -305,7 +305,8 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
             if action == DRAW_DECK:
                 state.draw_unchecked(DECK)
             else:
-                state.draw_unchecked((state.current_player + action - DRAW_DISCARD) % state.num_players)
+                n = state.num_players
+                state.draw_unchecked((state.current_player + action - DRAW_DISCARD) % n)
         elif action < PLAY_CELL:
             self._pending = action - PLAY_CARD
         elif action < DISCARD:

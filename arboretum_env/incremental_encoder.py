@@ -72,8 +72,8 @@ class IncrementalEncoder:
                  "_species_bits", "_hand", "_drawn", "_pending", "_sizes", "_known", "_piles",
                  "_pile_objects", "_pile_saved", "_entries", "_own_values", "_own", "_own_ones",
                  "_own_eights", "_seen", "_seen_version", "_others_key", "_others_ones",
-                 "_others_max", "_others_bits", "_others_written", "_own_written", "_rights_bits", "_gain",
-                 "_gain_full")
+                 "_others_max", "_others_bits", "_others_written", "_own_written", "_rights_bits",
+                 "_gain", "_gain_full")
 
     def __init__(self, encoder: ObservationEncoder, observer: int) -> None:
         self.encoder = encoder

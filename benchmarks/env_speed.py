@@ -87,7 +87,8 @@ def main(argv=None) -> dict:
     # the same kind (the pair in random order), and a ratio is taken within each pair: the
     # host's speed drifts over seconds, and a pair shares it.
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in envs}
-    pair_ratios: dict[str, list[tuple[float, float]]] = {name: [] for name in envs if name.startswith("arboretum")}
+    pair_ratios: dict[str, list[tuple[float, float]]] = {
+        name: [] for name in envs if name.startswith("arboretum")}
     order = list(pair_ratios)
     for r in range(args.rounds):
         rng.shuffle(order)
@@ -108,8 +109,10 @@ def main(argv=None) -> dict:
         figures[name] = {"steps_per_s": round(statistics.median(s for s, _, _ in runs)),
                          "games_per_s": round(statistics.median(g for _, g, _ in runs), 2),
                          "steps_per_cpu_s": round(statistics.median(c for _, _, c in runs))}
-    ratios = {name: round(statistics.median(w for w, _ in pairs), 3) for name, pairs in pair_ratios.items()}
-    cpu_ratios = {name: round(statistics.median(c for _, c in pairs), 3) for name, pairs in pair_ratios.items()}
+    ratios = {name: round(statistics.median(w for w, _ in pairs), 3)
+              for name, pairs in pair_ratios.items()}
+    cpu_ratios = {name: round(statistics.median(c for _, c in pairs), 3)
+                  for name, pairs in pair_ratios.items()}
     print(f"{'env':32s} {'steps/s':>9s} {'games/s':>8s} {'vs c4':>6s} {'steps/cpu-s':>12s} {'vs c4':>6s}")
     for name, f in figures.items():
         ratio, cpu_ratio = ratios.get(name, 1.0), cpu_ratios.get(name, 1.0)
