@@ -125,3 +125,12 @@ def test_engine_without_numba_plays_the_same_games(num_players: int) -> None:
         s = playout.random_playout(new_game(GameConfig(num_players), seed), np.random.default_rng(seed))
         expected.append([s.to_dict(), score(s).to_dict()])
     assert json.loads(result.stdout) == json.loads(json.dumps(expected))
+
+
+def test_kernels_compile_where_numba_cannot_cache() -> None:
+    """A function numba finds no cache location for (here: one without a source file) is
+    compiled without the on-disk cache instead of failing at import."""
+    namespace: dict = {}
+    exec("def twice(x):\n    return 2 * x\n", namespace)  # source file '<string>': no locator
+    kernel = jit_playout.compile_kernel(namespace["twice"])
+    assert kernel(21) == 42

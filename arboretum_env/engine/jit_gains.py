@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit_playout import available
-
-if available:
-    from numba import njit
+from .jit_playout import available, compile_kernel
 
 
 def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma: no cover - compiled
@@ -151,4 +148,4 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
 
 
 if available:
-    frame_gains = njit(cache=True)(frame_gains)
+    frame_gains = compile_kernel(frame_gains)

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit_playout import available
-
-if available:
-    from numba import njit
+from .jit_playout import available, compile_kernel
 
 MAX_PATH = 8
 ROW_WIDTH = 2 + 2 * MAX_PATH
@@ -146,4 +143,4 @@ def best_paths(cells, cards, species):  # pragma: no cover - compiled
 
 
 if available:
-    best_paths = njit(cache=True)(best_paths)
+    best_paths = compile_kernel(best_paths)

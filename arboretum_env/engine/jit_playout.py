@@ -52,6 +52,15 @@ _DECK = -1
 _local = threading.local()
 
 
+def compile_kernel(fn, **options):
+    """``numba.njit`` with its on-disk cache (compiled once per machine), or without the cache
+    where numba finds no writable place for it (a read-only install and no user cache)."""
+    try:
+        return njit(cache=True, **options)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return njit(**options)(fn)
+
+
 def grids(num_players: int) -> np.ndarray:
     """This thread's all-empty grids for ``num_players`` players (``_dump`` leaves them empty)."""
     cache = getattr(_local, "grids", None)
@@ -325,8 +334,8 @@ def _dump(work, grid, packed, n):  # pragma: no cover - compiled
 
 
 if available:
-    _offsets = njit(cache=True)(_offsets)
-    _record = njit(cache=True, inline="always")(_record)
-    _load = njit(cache=True)(_load)
-    _turns = njit(cache=True)(_turns)
-    _dump = njit(cache=True)(_dump)
+    _offsets = compile_kernel(_offsets)
+    _record = compile_kernel(_record, inline="always")
+    _load = compile_kernel(_load)
+    _turns = compile_kernel(_turns)
+    _dump = compile_kernel(_dump)
