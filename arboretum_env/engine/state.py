@@ -127,6 +127,10 @@ class GameState:
         return self.frontier[p] if self.arboretums[p] else None
 
     def legal_actions(self) -> list[Action]:
+        """The legal actions of the player to move: the draw sources, every hand card on every
+        free cell next to the arboretum, or every hand card to discard. For the first card
+        only (0, 0) is listed: any cell is legal (``apply`` takes any within +-CELL_LIMIT) and
+        every choice gives the same game up to a translation."""
         phase = self.phase
         if phase is _DRAW_FIRST or phase is _DRAW_SECOND:
             return [Action(ActionKind.DRAW, source=s) for s in self.draw_sources()]
