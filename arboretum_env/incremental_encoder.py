@@ -212,7 +212,7 @@ class IncrementalEncoder:
                     mv[o + c] = 1.0
                 knowns[k] = frozen = frozenset(cards)
                 if k:
-                    seens[k] = _Seen(frozen) if frozen else None
+                    seens[k] = _seen_of(frozen) if frozen else None
                     self._seen_version += 1
                     changed |= _OTHERS_CHANGED
             pile = discards[i]
@@ -366,6 +366,19 @@ class _Seen:
                 eights |= 1 << (c >> 3)
         self.items = [(s, v) for s, v in enumerate(row) if v]  # (species, raw sum), sum > 0
         self.ones, self.eights = ones, eights
+
+
+_SEEN: dict[frozenset, _Seen] = {}
+
+
+def _seen_of(cards: frozenset[int]) -> _Seen:
+    """The shared ``_Seen`` of a set of known cards (every observer sees the same sets)."""
+    seen = _SEEN.get(cards)
+    if seen is None:
+        if len(_SEEN) >= 4096:
+            _SEEN.clear()
+        seen = _SEEN[cards] = _Seen(cards)
+    return seen
 
 
 _GAIN_VALUES = np.array(_GAIN_VALUE, np.float32)
