@@ -10,9 +10,9 @@ The measurements are interleaved in rounds: in each round every Arboretum config
 measured right beside the connect_four env of the same kind (``env`` or ``raw_env``; the pair in
 random order, the pairs in a shuffled order), and each ratio is the median over the rounds of
 the ratio within a pair, so that a machine whose speed drifts during the run biases both sides
-of a ratio alike. The steps/s figures are medians over all their measurements (of wall-clock
-time; per second of this process's CPU time beside them, less sensitive to other processes on
-a shared machine). The last line is one JSON object with every figure, the ratios
+of a ratio alike (``ratio_range_over_rounds``: the lowest and highest of those ratios). The
+steps/s figures are medians over all their measurements (of wall-clock time; per second of
+this process's CPU time beside them, less sensitive to other processes on a shared machine). The last line is one JSON object with every figure, the ratios
 ours / connect_four (targets: >= 1.2 through ``env()``, >= 1.5 through ``raw_env()``, on wall
 time) and the machine's load average.
 
@@ -113,6 +113,8 @@ def main(argv=None) -> dict:
               for name, pairs in pair_ratios.items()}
     cpu_ratios = {name: round(statistics.median(c for _, c in pairs), 3)
                   for name, pairs in pair_ratios.items()}
+    spread = {name: [round(min(w for w, _ in pairs), 3), round(max(w for w, _ in pairs), 3)]
+              for name, pairs in pair_ratios.items()}
     print(f"{'env':32s} {'steps/s':>9s} {'games/s':>8s} {'vs c4':>6s} {'steps/cpu-s':>12s} {'vs c4':>6s}")
     for name, f in figures.items():
         ratio, cpu_ratio = ratios.get(name, 1.0), cpu_ratios.get(name, 1.0)
@@ -126,6 +128,7 @@ def main(argv=None) -> dict:
         "figures": figures,
         "ratios_vs_connect_four": ratios,
         "cpu_time_ratios_vs_connect_four": cpu_ratios,
+        "ratio_range_over_rounds": spread,
         "min_ratio_env": minimum(ratios, "/env"),
         "min_ratio_raw_env": minimum(ratios, "raw_env"),
         "targets": {"env": TARGET_ENV, "raw_env": TARGET_RAW},
