@@ -23,10 +23,12 @@ from .jit_playout import available, compile_kernel
 def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma: no cover - compiled
     k = cells.shape[0]
     w = frame + 2  # a border of empty cells all round: neighbours need no bounds checks
-    slot = np.full(w * w, -1, np.int64)
+    slot = np.full(w * w, -1, np.int64)  # card index per padded cell, -1 where empty
+    at = np.empty(k, np.int64)  # padded cell of each card
     for i in range(k):
         c = cells[i]
-        slot[(c // frame + 1) * w + c % frame + 1] = i
+        at[i] = (c // frame + 1) * w + c % frame + 1
+        slot[at[i]] = i
     species, rank = card >> 3, card & 7
     near = (-w, 1, w, -1)
     # forward below the card's rank: mixed paths from a species card (length + start bonus),
@@ -38,10 +40,6 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
     mix_out = np.zeros(k, np.int64)
     pure_out = np.zeros(k, np.int64)
     eight_out = np.zeros(k, np.int64)
-    at = np.empty(k, np.int64)
-    for i in range(k):
-        c = cells[i]
-        at[i] = (c // frame + 1) * w + c % frame + 1
     for r in range(rank):
         for i in range(k):
             if cards[i] & 7 != r:
