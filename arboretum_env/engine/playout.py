@@ -32,7 +32,7 @@ def random_playout(state: GameState, rng: np.random.Generator) -> GameState:
 def random_playout_python(state: GameState, rng: np.random.Generator) -> GameState:
     """``random_playout`` in plain Python (the reference the compiled one is checked against)."""
     # the unchecked transitions: every choice below is legal by construction
-    draw, play_cell, discard = state._draw, state._play, state._discard
+    draw, play_cell, discard = state.draw_unchecked, state.play_cell_unchecked, state.discard_unchecked
     draw_first, draw_second = Phase.DRAW_FIRST, Phase.DRAW_SECOND
     play_phase, game_over = Phase.PLAY, Phase.GAME_OVER
     deck, discards, hands = state.deck, state.discards, state.hands
