@@ -19,6 +19,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from . import jit_observation
 from .actions import (
     DISCARD,
     DRAW_DECK,
@@ -28,7 +29,9 @@ from .actions import (
     NUM_ACTIONS,
     PLAY_CARD,
     PLAY_CELL,
+    Decision,
     apply_id,
+    decision_of,
 )
 from .engine import DECK, GameConfig, GameState, Phase, new_game, score, state_to_position
 from .engine.cards import CELL_STRIDE
@@ -210,6 +213,9 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._encoder = ObservationEncoder()
+        # the compiled path (a mirror of the table, encoded by numba) where numba is installed,
+        # else the interpreted incremental encoders
+        self._table = np.zeros(jit_observation.TABLE_SIZE, np.int64) if jit_observation.available else None
         self._observers = [IncrementalEncoder(self._encoder, p) for p in range(num_players)]
         self._state: Optional[GameState] = None
         self._pending: Optional[int] = None
@@ -256,8 +262,11 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         self._obs_cache = {}
         self._mask_step = -1
         self._encoder.clear_cache()
-        for observer in self._observers:
-            observer.clear()
+        if self._table is not None:
+            jit_observation.load(self._table, state)
+        else:
+            for observer in self._observers:
+                observer.clear()
         self.final_rewards = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -283,6 +292,8 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
             self._apply_legal(state, action)  # the mask of this step says the engine accepts it
         else:
             self._pending = apply_id(state, self._pending, action)  # IllegalActionError: ValueError
+            if self._table is not None:
+                self._mirror(state, mover, int(action))
         self._steps += 1
         # who changed (for the observers' incremental updates): the mover, and the owner of a
         # discard pile drawn from
@@ -300,22 +311,40 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
 
     def _apply_legal(self, state: GameState, action: int) -> None:
         """``apply_id`` for an id this step's mask allows (tests/test_env_masks.py checks that
-        both give the same states)."""
+        both give the same states), mirrored in the compiled path's table."""
+        table = self._table
+        p = state.current_player
         if action < PLAY_CARD:
-            if action == DRAW_DECK:
-                state.draw_unchecked(DECK)
-            else:
-                n = state.num_players
-                state.draw_unchecked((state.current_player + action - DRAW_DISCARD) % n)
+            source = DECK if action == DRAW_DECK else (p + action - DRAW_DISCARD) % state.num_players
+            card = state.draw_unchecked(source)
+            if table is not None:
+                jit_observation.apply(table, jit_observation.DRAW, p, card, source)
         elif action < PLAY_CELL:
             self._pending = action - PLAY_CARD
         elif action < DISCARD:
             r0, c0 = self._mask_origin
             i, j = divmod(action - PLAY_CELL, FRAME)
-            state.play_cell_unchecked(self._pending, (r0 + i) * CELL_STRIDE + c0 + j)
+            cell = (r0 + i) * CELL_STRIDE + c0 + j
+            card = self._pending
+            state.play_cell_unchecked(card, cell)
             self._pending = None
+            if table is not None:
+                jit_observation.apply(table, jit_observation.PLAY, p, card, cell)
         else:
             state.discard_unchecked(action - DISCARD)
+            if table is not None:
+                jit_observation.apply(table, jit_observation.DISCARD_KIND, p, action - DISCARD, 0)
+
+    def _mirror(self, state: GameState, mover: int, action: int) -> None:
+        """Mirror in the table what ``apply_id`` just did with ``action`` (it was legal)."""
+        if action < PLAY_CARD:
+            source = DECK if action == DRAW_DECK else (mover + action - DRAW_DISCARD) % state.num_players
+            jit_observation.apply(self._table, jit_observation.DRAW, mover, state.drawn[-1], source)
+        elif PLAY_CELL <= action < DISCARD:
+            _, card, row, col, _ = state.history[-1]
+            jit_observation.apply(self._table, jit_observation.PLAY, mover, card, row * CELL_STRIDE + col)
+        elif action >= DISCARD:
+            jit_observation.apply(self._table, jit_observation.DISCARD_KIND, mover, action - DISCARD, 0)
 
     def _finish(self) -> None:
         result = score(self._state)
@@ -343,7 +372,16 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
             return cached[1]
         state = self._state
         p = self._index[agent]
-        observation = self._observers[p].update(state, self._pending, self._touched, self._steps).copy()
+        if self._table is not None:
+            observation = np.empty(OBS_SIZE, np.float32)
+            drawn = state.drawn
+            pending = self._pending
+            jit_observation.encode(
+                self._table, observation, p, state.current_player, int(decision_of(state, pending)),
+                len(state.deck), state.turn, drawn[0] if drawn else -1,
+                drawn[1] if len(drawn) > 1 else -1, -1 if pending is None else pending)
+        else:
+            observation = self._observers[p].update(state, self._pending, self._touched, self._steps).copy()
         if p == state.current_player and state.phase is not _GAME_OVER:
             mask = self._mask()
         else:
@@ -368,7 +406,16 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         state = self._state
         p = state.current_player
         phase = state.phase
-        if phase is _PLAY:
+        if self._table is not None:
+            pending = self._pending
+            decision = decision_of(state, pending)
+            jit_observation.write_mask(self._table, mask, p, int(decision), len(state.deck),
+                                       -1 if pending is None else pending)
+            if decision is Decision.PLAY_CELL:
+                t = self._table
+                self._mask_origin = (int(t[jit_observation.T_ORIGIN + 2 * p]),
+                                     int(t[jit_observation.T_ORIGIN + 2 * p + 1]))
+        elif phase is _PLAY:
             pending = self._pending
             if pending is None:
                 for c in state.hands[p]:

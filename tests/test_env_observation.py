@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arboretum_env import jit_observation
 from arboretum_env import observation as O
 from arboretum_env.actions import FRAME, PLAY_CELL, Decision, apply_id, frame_origin, legal_ids
 from arboretum_env.engine import GameConfig, Phase, best_path, jit_gains, new_game, random_playout
@@ -200,25 +201,42 @@ def test_state_path_and_incremental_path_equal_full_encode():
 
 @pytest.mark.parametrize("num_players,compiled", [(2, True), (3, True), (4, True), (3, False)])
 def test_env_observations_equal_full_encode(num_players, compiled, monkeypatch):
-    """The env's observers update incrementally and skip the seats nobody changed since their
-    last look: every observation must still equal a full encode of the agent's TableView
-    (with the compiled gain plane, and with the interpreted one used without numba)."""
-    if compiled and not jit_gains.available:
+    """The env's observations (compiled: the mirrored table encoded by numba; interpreted:
+    the incremental observers, which skip the seats nobody changed since their last look)
+    must equal a full encode of the agent's TableView at every step, also after steps taken
+    without a look at the mask (the checked path) and after ``reset_to`` a game in progress;
+    the masks must be the legal ids."""
+    if compiled and not jit_observation.available:
         pytest.skip("numba is not installed")
     monkeypatch.setattr(jit_gains, "available", compiled)
+    monkeypatch.setattr(jit_observation, "available", compiled)
     rng = np.random.default_rng(30 + num_players)
     e = raw_env(num_players=num_players)
+    assert (e._table is not None) == compiled
     full = ObservationEncoder()
     compared = 0
-    for game in range(4):
-        e.reset(seed=game)
+    for game in range(5):
+        if game < 4:
+            e.reset(seed=game)
+        else:  # a game in progress, handed over mid-turn
+            state = new_game(GameConfig(num_players), 99)
+            pending = None
+            while state.turn < 9 or state.phase is not Phase.PLAY:
+                ids = legal_ids(state, pending)
+                pending = apply_id(state, pending, ids[int(rng.random() * len(ids))])
+            e.reset_to(state, pending=min(state.hands[state.current_player]))
         while not all(e.terminations.values()):
             for agent in e.possible_agents:
                 if agent == e.agent_selection or rng.random() < 0.3:
                     got = e.observe(agent)["observation"]
                     assert np.array_equal(got, full.encode(e.table_view(agent)))
                     compared += 1
-            legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
+            if rng.random() < 0.2:  # no look at the mask: the env checks the id itself
+                legal = legal_ids(e.state, e.pending)
+            else:
+                mask = e.observe(e.agent_selection)["action_mask"]
+                legal = np.flatnonzero(mask)
+                assert list(legal) == legal_ids(e.state, e.pending)
             e.step(int(legal[int(rng.random() * len(legal))]))
         for agent in e.possible_agents:  # the final observations too
             assert np.array_equal(e.observe(agent)["observation"], full.encode(e.table_view(agent)))
