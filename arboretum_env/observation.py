@@ -19,15 +19,17 @@ Layout rules:
 of the env docstring and ``docs/env.md`` (``layout_table()`` renders it); ``encode`` asserts
 each section's width as it writes it, and the module asserts the total (``OBS_SIZE``).
 
-Three ways to write the same vector:
+Four ways to write the same vector:
 
 * ``ObservationEncoder.encode(table_view)``: the reference, from a ``TableView``;
 * ``ObservationEncoder.encode_state(state, observer, pending)``: from a state, without building
   the view (it reads the fields the view exposes, nothing else);
-* ``incremental_encoder.IncrementalEncoder(encoder, observer).update(state, pending)``: the env's path; it keeps the
-  observer's last vector and rewrites only what changed.
+* ``jit_observation.encode(table, out, ...)``: the env's compiled path (numba), from a mirror of
+  the table in one int array that the env keeps up to date action by action;
+* ``incremental_encoder.IncrementalEncoder(encoder, observer).update(state, pending)``: the env's
+  path without numba; it keeps the observer's last vector and rewrites only what changed.
 
-The tests check that all three agree at every step of many games.
+The tests check that they all agree at every step of many games.
 
 Speed: each arboretum's features (best path points, frame, planes, the observer's species
 values, the frontier) are cached per arboretum object and card count, and grown by one card

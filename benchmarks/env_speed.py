@@ -16,7 +16,11 @@ this process's CPU time beside them, less sensitive to other processes on a shar
 ours / connect_four (targets: >= 1.2 through ``env()``, >= 1.5 through ``raw_env()``, on wall
 time) and the machine's load average.
 
-    python benchmarks/env_speed.py [--seconds 1.0] [--rounds 7] [--seed 0]
+The env observes through its compiled path (``arboretum_env.jit_observation``, numba) where numba
+is installed; ``--interpreted`` measures the fallback used without numba (the incremental
+encoder). The JSON says which ran (``compiled``).
+
+    python benchmarks/env_speed.py [--seconds 1.0] [--rounds 7] [--seed 0] [--interpreted]
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pettingzoo.classic import connect_four_v3  # noqa: E402
 
+from arboretum_env import jit_observation  # noqa: E402
+from arboretum_env.engine import jit_gains  # noqa: E402
 from arboretum_env.env import env as arboretum_env  # noqa: E402
 from arboretum_env.env import raw_env as arboretum_raw_env  # noqa: E402
 
@@ -72,7 +78,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--seconds", type=float, default=1.0, help="per env and round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--interpreted", action="store_true",
+                        help="measure the env without its numba kernels (the fallback without numba)")
     args = parser.parse_args(argv)
+    if args.interpreted:
+        jit_observation.available = jit_gains.available = False
 
     makers = {"connect_four_v3/env": connect_four_v3.env, "connect_four_v3/raw_env": connect_four_v3.raw_env}
     for n in (2, 3, 4):
@@ -131,6 +141,7 @@ def main(argv=None) -> dict:
         "ratio_range_over_rounds": spread,
         "min_ratio_env": minimum(ratios, "/env"),
         "min_ratio_raw_env": minimum(ratios, "raw_env"),
+        "compiled": jit_observation.available,
         "targets": {"env": TARGET_ENV, "raw_env": TARGET_RAW},
         "targets_met": {"env": minimum(ratios, "/env") >= TARGET_ENV,
                         "raw_env": minimum(ratios, "raw_env") >= TARGET_RAW},
