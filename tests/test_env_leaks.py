@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arboretum_env import jit_observation
 from arboretum_env.actions import apply_id, legal_ids
 from arboretum_env.engine import GameConfig, Phase, new_game
 from arboretum_env.env import raw_env
@@ -74,10 +75,14 @@ def test_reshuffling_hidden_cards_changes_no_observation(num_players):
     assert checked > 300 and moved > checked // 2
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_env_observations_survive_reshuffles_mid_game(num_players):
-    """The env's incremental observers, mid-game, see nothing of a reshuffle of their hidden
-    cards (their caches must not hold hidden information either)."""
+@pytest.mark.parametrize("num_players,compiled", [(2, True), (4, True), (2, False), (4, False)])
+def test_env_observations_survive_reshuffles_mid_game(num_players, compiled, monkeypatch):
+    """The env's observers, mid-game, see nothing of a reshuffle of their hidden cards: the
+    compiled path (its mirror of the table reloaded from the reshuffled state) and the
+    interpreted incremental observers (whose caches must not hold hidden information either)."""
+    if compiled and not jit_observation.available:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(jit_observation, "available", compiled)
     rng = np.random.default_rng(7)
     e = raw_env(num_players=num_players)
     e.reset(seed=7)
@@ -90,6 +95,8 @@ def test_env_observations_survive_reshuffles_mid_game(num_players):
             if rng.random() < 0.3 and reshuffle_hidden(e.state, observer, rng, keep):
                 e._obs_cache.clear()  # observe again at this step, on the reshuffled state,
                 e._mask_step = -1  # whose hidden hands changed behind the env's back
+                if compiled:
+                    jit_observation.load(e._table, e.state)
                 assert np.array_equal(e.observe(agent)["observation"], before)
                 checked += 1
         legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
