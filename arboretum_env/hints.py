@@ -9,9 +9,10 @@ player to move; ``with_hints(obs, table_view, HintWriter(), mask)`` does it for 
 | ``hint_play_gains`` | 80 | during PLAY_CARD, per card in hand: the largest growth of the own best-path points (all species in play summed) over the legal cells |
 | ``hint_give_away`` | 80 | during DISCARD, per card in hand: the largest growth of any opponent's best-path points if that opponent took the card and placed it on its best cell |
 | ``hint_pile_gains`` | 4 | during DRAW_FIRST / DRAW_SECOND, per seat: the growth of the own best-path points that the top card of that seat's discard pile could bring |
-| ``hint_advice`` | 489 | one-hot: the action :class:`agents.GreedyAgent` would take (all zeros when not on turn) |
+| ``hint_advice`` | 489 | one-hot: the action the advisor (``GreedyAgent`` or ``TempoAgent``) would take (all zeros when not on turn) |
 
-The advice makes the heuristic a prior that a policy can follow and learn to overrule (residual
+The advisor is named when the writer is made (``HintWriter("tempo")``; default ``"greedy"``);
+policy files record it (metadata ``advisor``). The advice makes the heuristic a prior that a policy can follow and learn to overrule (residual
 policy learning); the other sections are the raw quantities behind it.
 
 They cost time (an exact "what if this card went there" for every card and cell, through
@@ -28,6 +29,7 @@ import numpy as np
 
 from .actions import NUM_ACTIONS, Decision
 from .agents.greedy import GreedyAgent
+from .agents.tempo import TempoAgent
 from .engine import NUM_CARDS
 from .engine.cards import CELL_STRIDE
 from .engine.paths import PathTables
@@ -37,8 +39,10 @@ HINT_SECTIONS: list[tuple[str, int, str]] = [
     ("hint_play_gains", NUM_CARDS, "PLAY_CARD: per hand card, best own best-path growth / 20"),
     ("hint_give_away", NUM_CARDS, "DISCARD: per hand card, best opponent best-path growth / 20"),
     ("hint_pile_gains", 4, "DRAW: per seat's pile top, own best-path growth / 20"),
-    ("hint_advice", NUM_ACTIONS, "one-hot: the greedy agent's choice for the player to move"),
+    ("hint_advice", NUM_ACTIONS, "one-hot: the advisor agent's choice for the player to move"),
 ]
+ADVISORS = {"greedy": GreedyAgent, "tempo": TempoAgent}
+"""The heuristic agents whose choice the advice section can carry."""
 HINT_SIZE = sum(width for _, width, _ in HINT_SECTIONS)
 SCALE = 20.0
 _PLAY, _GIVE, _PILE, _ADVICE = 0, NUM_CARDS, 2 * NUM_CARDS, 2 * NUM_CARDS + 4
@@ -49,9 +53,12 @@ ADVICE_OFFSET = HINT_SIZE - NUM_ACTIONS
 class HintWriter:
     """Writes the hint sections; caches the placement tables of each arboretum per size."""
 
-    def __init__(self) -> None:
+    def __init__(self, advisor: str = "greedy") -> None:
+        if advisor not in ADVISORS:
+            raise ValueError(f"unknown hint advisor {advisor!r}: expected one of {', '.join(ADVISORS)}")
         self._tables: dict[int, tuple[int, PathTables]] = {}
-        self._advisor = GreedyAgent()
+        self.advisor = advisor
+        self._advisor = ADVISORS[advisor]()
 
     def reset(self) -> None:
         self._tables.clear()

@@ -92,14 +92,15 @@ class SingleAgentEnv(gymnasium.Env):
     def __init__(self, num_players: int = 2, opponents: Union[OpponentLike, Sequence[OpponentLike]] = ("random",),
                  reward_mode: str = "win_loss", seed: Optional[int] = None,
                  learner_seat: Optional[int] = None, render_mode: Optional[str] = None,
-                 hints: bool = False, **env_kwargs: Any) -> None:
+                 hints: bool = False, advisor: str = "greedy", **env_kwargs: Any) -> None:
         super().__init__()
         if learner_seat is not None and not (isinstance(learner_seat, (int, np.integer))
                                              and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat must be None or 0..{num_players - 1}, got {learner_seat!r}")
         self._args = dict(num_players=num_players, reward_mode=reward_mode, seed=seed,
-                          learner_seat=learner_seat, render_mode=render_mode, hints=hints, **env_kwargs)
-        self._hints = HintWriter() if hints else None
+                          learner_seat=learner_seat, render_mode=render_mode, hints=hints, advisor=advisor,
+                          **env_kwargs)
+        self._hints = HintWriter(advisor) if hints else None
         self.env = raw_env(num_players=num_players, reward_mode=reward_mode,
                            render_mode=render_mode, **env_kwargs)
         self.num_players = num_players

@@ -5,6 +5,7 @@ import pytest
 
 from arboretum_env import actions as A
 from arboretum_env.agents.greedy import GreedyAgent
+from arboretum_env.agents.tempo import TempoAgent
 from arboretum_env.engine import GameConfig, new_game
 from arboretum_env.engine.scoring import best_path
 from arboretum_env.hints import ADVICE_OFFSET, HINT_SECTIONS, HINT_SIZE, HintWriter, free_cells
@@ -49,6 +50,20 @@ def test_advice_is_the_greedy_choice_and_legal():
         advice = writer.write(tv, mask)[ADVICE_OFFSET:]
         assert advice.sum() == 1 and mask[int(advice.argmax())] == 1
         assert int(advice.argmax()) == greedy.act(None, mask, tv)
+
+
+def test_advice_of_the_tempo_advisor():
+    writer, tempo = HintWriter("tempo"), TempoAgent()
+    differs = 0
+    for state, pending in states(2, 3, 7):
+        tv = table_view(state, state.current_player, pending)
+        mask = mask_of(state, pending)
+        advice = int(writer.write(tv, mask)[ADVICE_OFFSET:].argmax())
+        assert advice == tempo.act(None, mask, tv)
+        differs += advice != GreedyAgent().act(None, mask, tv)
+    assert differs >= 1  # the two advisors do not always agree (near the end of the game)
+    with pytest.raises(ValueError, match="unknown hint advisor 'oracle'"):
+        HintWriter("oracle")
 
 
 def test_play_gains_equal_a_recount_with_the_scorer():

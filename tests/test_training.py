@@ -21,7 +21,7 @@ TINY = ["--set", "total_timesteps=256", "--set", "n_steps=128", "--set", "batch_
         "--set", "n_epochs=1", "--set", "bc_games=1", "--set", "bc_epochs=1", "--set", "eval_every=128",
         "--set", "eval_games=2", "--set", "final_eval_games=2", "--set", "snapshot_every=128",
         "--set", "channels=4", "--set", "hidden=32", "--set", "n_envs=2", "--set", "hints=false",
-        "--no-progress"]
+        "--set", "teacher=tempo", "--no-progress"]
 
 
 def cli(*args, cwd=REPO):
@@ -56,6 +56,10 @@ def test_run_writes_checkpoints_metadata_logs_and_report(run):
         stats = report[name]
         assert stats["win_rate"] + stats["draw_rate"] + stats["loss_rate"] == pytest.approx(1.0)
     assert list((folder / "pool").glob("snapshot_*.pt"))
+    imitation = json.loads((folder / "imitation.json").read_text())
+    assert imitation["teacher"] == "tempo" and imitation["decisions"] > 50
+    assert meta["config"]["teacher"] == "tempo"
+    assert PolicyAgent(folder / "policy.pt").metadata["advisor"] == "tempo"
 
 
 def test_resume_continues_from_the_last_checkpoint(run):
@@ -141,6 +145,26 @@ def test_policy_file_of_another_version_is_refused(run, tmp_path):
     torch.jit.save(module, str(tmp_path / "old.pt"), _extra_files={"metadata.json": json.dumps(meta)})
     with pytest.raises(VersionMismatchError, match="env 'arboretum_v9'"):
         PolicyAgent(tmp_path / "old.pt")
+
+
+def _with_metadata(path: Path, out: Path, **changes) -> Path:
+    extra = {"metadata.json": ""}
+    module = torch.jit.load(str(path), _extra_files=extra)
+    meta = {**json.loads(extra["metadata.json"]), **changes}
+    torch.jit.save(module, str(out), _extra_files={"metadata.json": json.dumps(meta)})
+    return out
+
+
+def test_policy_file_names_the_advisor_of_its_hints(run, tmp_path):
+    folder, _, _ = run
+    model, _, _ = load_checkpoint(folder)
+    path = export_policy(model, tmp_path / "p.pt", {})
+    tempo = PolicyAgent(_with_metadata(path, tmp_path / "t.pt", hints=True, advisor="tempo"))
+    assert tempo.hints.advisor == "tempo"
+    older = PolicyAgent(_with_metadata(path, tmp_path / "g.pt", hints=True))  # no advisor recorded
+    assert older.hints.advisor == "greedy"
+    with pytest.raises(PolicyFileError, match="advice of 'oracle'"):
+        PolicyAgent(_with_metadata(path, tmp_path / "o.pt", hints=True, advisor="oracle"))
 
 
 def test_corrupt_policy_file_is_refused(tmp_path):

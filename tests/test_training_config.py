@@ -43,6 +43,7 @@ def test_unknown_key_is_named_with_a_suggestion(tmp_path):
     ("num_players: 5\n", "num_players must be 2, 3 or 4"),
     ("opponents: [greedy, champion]\n", "opponents must be a non-empty list"),
     ("reward_mode: points\n", "reward_mode must be"),
+    ("teacher: oracle\n", "teacher must be greedy or tempo, got 'oracle'"),
     ("- a\n- b\n", "must be a mapping"),
     ("key: [unclosed\n", "not valid YAML"),
 ])

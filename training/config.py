@@ -83,9 +83,13 @@ class TrainConfig:
     self_play_fraction: float = 0.5
     """Chance that a seat is played by a snapshot once the pool has one."""
 
-    # --- warm start by imitation of the greedy agent
+    # --- the teacher: imitated by the warm start, and the hints' advisor
+    teacher: str = "greedy"
+    """The heuristic agent the warm start imitates and, with ``hints``, whose choice the advice
+    hint carries: ``greedy`` (``GreedyAgent``) or ``tempo`` (``TempoAgent``: greedy plus a plan
+    for drawing the last deck card)."""
     bc_games: int = 0
-    """Games of greedy self-play to imitate before PPO (0: start from scratch)."""
+    """Games of the teacher's self-play to imitate before PPO (0: start from scratch)."""
     bc_epochs: int = 4
     """Passes over the imitation data."""
 
@@ -144,6 +148,8 @@ def _check_values(c: TrainConfig, source: str) -> None:
     bad = [o for o in c.opponents if o not in ("random", "greedy")]
     if bad or not c.opponents:
         problems.append(f"opponents must be a non-empty list of random/greedy, got {c.opponents!r}")
+    if c.teacher not in ("greedy", "tempo"):
+        problems.append(f"teacher must be greedy or tempo, got {c.teacher!r}")
     if not c.run_name or "/" in c.run_name or c.run_name.startswith("."):
         problems.append("run_name must be a plain folder name")
     if problems:

@@ -13,11 +13,13 @@ from arboretum_env.agents.arena import play_game
 
 class ModelAgent(Agent):
     """An in-memory MaskablePPO model as an agent (deterministic, masks applied). A model whose
-    input is longer than the standard observation reads the hints too (from the view)."""
+    input is longer than the standard observation reads the hints too (from the view), with the
+    advice of ``advisor`` (the teacher of its run)."""
 
-    def __init__(self, model):
+    def __init__(self, model, advisor: str = "greedy"):
         self.model = model
-        self.hints = HintWriter() if model.observation_space.shape[0] == OBS_SIZE + HINT_SIZE else None
+        self.hints = (HintWriter(advisor) if model.observation_space.shape[0] == OBS_SIZE + HINT_SIZE
+                      else None)
 
     def act(self, observation, action_mask, view=None) -> int:
         if self.hints is not None:

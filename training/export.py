@@ -115,5 +115,6 @@ def export_command(checkpoint: str, out: str | None) -> str:
     target = Path(out) if out else zip_path.with_name(zip_path.stem + "_policy.pt")
     export_policy(model, target, {"timesteps": meta.get("timesteps"), "source": str(zip_path),
                                   "num_players": meta.get("config", {}).get("num_players"),
-                                  "hints": hints})
+                                  "hints": hints,
+                                  "advisor": meta.get("config", {}).get("teacher", "greedy")})
     return f"wrote {target}"

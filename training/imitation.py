@@ -1,5 +1,6 @@
-"""Warm start: fit the policy to the greedy agent's decisions (behaviour cloning) and the value
-head to the games' outcomes, before PPO takes over. Costs a few minutes and saves PPO from
+"""Warm start: fit the policy to the teacher's decisions (behaviour cloning of ``GreedyAgent``
+or ``TempoAgent``, ``config.teacher``) and the value head to the games' outcomes, before PPO
+takes over. Costs a few minutes and saves PPO from
 spending its first hundred thousand steps learning what a legal, sensible move looks like."""
 
 from __future__ import annotations
@@ -10,16 +11,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from arboretum_env.agents.greedy import GreedyAgent
 from arboretum_env.engine import score
 from arboretum_env.env import raw_env, win_loss_rewards
-from arboretum_env.hints import HintWriter, with_hints
+from arboretum_env.hints import ADVISORS, HintWriter, with_hints
 
 
-def greedy_games(num_players: int, games: int, seed: int, hints: bool = False):
-    """Observations (float16), masks, greedy actions and each decision's final reward."""
+def teacher_games(num_players: int, games: int, seed: int, hints: bool = False,
+                  teacher: str = "greedy"):
+    """Observations (float16), masks, the teacher's actions and each decision's final reward,
+    from games of the teacher against itself."""
     env = raw_env(num_players=num_players)
-    writer = HintWriter() if hints else None
+    writer = HintWriter(teacher) if hints else None
+    make_teacher = ADVISORS[teacher]
     agents = {}
     obs_list, mask_list, act_list, ret_list = [], [], [], []
     for game in range(games):
@@ -31,7 +34,7 @@ def greedy_games(num_players: int, games: int, seed: int, hints: bool = False):
             if term or trunc:
                 env.step(None)
                 continue
-            agent = agents.setdefault(name, GreedyAgent(seed=seed + len(agents)))
+            agent = agents.setdefault(name, make_teacher(seed=seed + len(agents)))
             view = env.table_view(name)
             action = agent.act(obs["observation"], obs["action_mask"], view)
             vector = (obs["observation"] if writer is None
@@ -48,9 +51,9 @@ def greedy_games(num_players: int, games: int, seed: int, hints: bool = False):
             np.asarray(ret_list, dtype=np.float32))
 
 
-def imitate_greedy(model, config, folder: Path) -> dict:
-    obs, masks, actions, returns = greedy_games(config.num_players, config.bc_games, config.seed + 777,
-                                                config.hints)
+def imitate_teacher(model, config, folder: Path) -> dict:
+    obs, masks, actions, returns = teacher_games(config.num_players, config.bc_games, config.seed + 777,
+                                                 config.hints, config.teacher)
     policy = model.policy
     policy.set_training_mode(True)
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
@@ -77,6 +80,6 @@ def imitate_greedy(model, config, folder: Path) -> dict:
                 correct += int((dist.distribution.probs.argmax(1) == a).sum())
         log.append({"epoch": epoch, "loss": total / n, "agreement": correct / n})
     policy.set_training_mode(False)
-    report = {"decisions": n, "games": config.bc_games, "epochs": log}
+    report = {"teacher": config.teacher, "decisions": n, "games": config.bc_games, "epochs": log}
     (folder / "imitation.json").write_text(json.dumps(report, indent=2))
     return report

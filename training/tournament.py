@@ -108,7 +108,8 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
     if key not in cache:
         from training.export import load_checkpoint
 
-        cache[key] = load_checkpoint(path)[0]
+        model, meta, _ = load_checkpoint(path)
+        cache[key] = model, meta.get("config", {}).get("teacher", "greedy")
     from training.evaluation import ModelAgent
 
     run = None
@@ -116,7 +117,8 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
         run = path
     elif path.parent.name == "checkpoints":
         run = path.parent.parent
-    return ModelAgent(cache[key]), "checkpoint", run
+    model, advisor = cache[key]
+    return ModelAgent(model, advisor), "checkpoint", run
 
 
 def load_entrants(specs: Sequence[str]) -> list[Entrant]:

@@ -4,7 +4,7 @@
 2. the environments: ``SingleAgentEnv`` (the learner in a random seat, opponents moving inside
    ``step()``, the learner's own reward, losses included) in a ``SubprocVecEnv``;
 3. the model: a new MaskablePPO with ``ArboretumPolicy`` (or the last checkpoint, to resume);
-4. optionally a warm start by imitating the greedy agent;
+4. optionally a warm start by imitating the teacher (the greedy or the tempo agent);
 5. ``learn`` with one callback that checkpoints, evaluates against random and greedy, adds frozen
    snapshots of the learner to the opponent pool, logs to TensorBoard and drives a progress bar;
 6. at the end: a last checkpoint, the exported policy file, the evaluation report and the plot.
@@ -28,7 +28,7 @@ from arboretum_env.wrappers import SingleAgentEnv
 from training.config import TrainConfig, config_to_dict
 from training.evaluation import ModelAgent, evaluate_against_baselines
 from training.export import export_policy, load_checkpoint, save_checkpoint
-from training.imitation import imitate_greedy
+from training.imitation import imitate_teacher
 from training.network import ArboretumPolicy
 
 
@@ -63,7 +63,7 @@ class OpponentPool:
     def add(self, model, timesteps: int) -> str:
         path = self.folder / f"snapshot_{timesteps:09d}.pt"
         export_policy(model, path, {"timesteps": timesteps, "role": "snapshot",
-                                    "hints": self.config.hints})
+                                    "hints": self.config.hints, "advisor": self.config.teacher})
         self.snapshots = (self.snapshots + [str(path)])[-self.config.pool_size:]
         return str(path)
 
@@ -74,7 +74,7 @@ class _EnvFactory:
     def __init__(self, config: TrainConfig, opponents: list[str], rank: int):
         self.kwargs = {"num_players": config.num_players, "opponents": opponents,
                        "reward_mode": config.reward_mode, "seed": config.seed * 1000 + rank,
-                       "hints": config.hints}
+                       "hints": config.hints, "advisor": config.teacher}
 
     def __call__(self) -> SingleAgentEnv:
         torch.set_num_threads(1)  # snapshot opponents run torch in the worker: one thread each
@@ -147,7 +147,7 @@ class SelfPlayCallback(BaseCallback):
         save_checkpoint(self.model, self.folder / "checkpoints", steps, config_to_dict(self.config),
                         {"pool": self.pool.snapshots})
         result = evaluate_against_baselines(
-            ModelAgent(self.model), self.config.num_players, games or self.config.eval_games,
+            ModelAgent(self.model, self.config.teacher), self.config.num_players, games or self.config.eval_games,
             seed=10_000 + steps)
         record = {"timesteps": steps, "wall_s": round(time.perf_counter() - self.t0, 1), **result}
         with self.history_path.open("a") as fh:
@@ -182,7 +182,7 @@ def train(config: TrainConfig, resume: bool = False, show_progress: bool = True)
         else:
             model, start = new_model(config, env, folder), 0
             if config.bc_games:
-                imitate_greedy(model, config, folder)
+                imitate_teacher(model, config, folder)
         callback = SelfPlayCallback(config, folder, pool, start, show_progress)
         if not resume:  # the starting point (after imitation) is checkpointed and evaluated too
             callback.init_callback(model)
@@ -200,7 +200,7 @@ def train(config: TrainConfig, resume: bool = False, show_progress: bool = True)
         callback.bar.close()
         export_policy(model, folder / "policy.pt",
                       {"timesteps": steps, "num_players": config.num_players, "run": config.run_name,
-                       "hints": config.hints})
+                       "hints": config.hints, "advisor": config.teacher})
     finally:
         env.close()
     (folder / "evaluation.json").write_text(json.dumps(final, indent=2))

@@ -1,6 +1,6 @@
 """Agents: the interface, baselines, a registry of named agents and a game loop.
 
-``make_agent("random", seed)`` / ``make_agent("greedy")`` build an agent from a spec string. Other
+``make_agent("random", seed)`` / ``make_agent("greedy")`` / ``make_agent("tempo")`` build an agent from a spec string. Other
 agent kinds (checkpoints, exported policy files) plug in with :func:`register_agent`: a factory
 ``f(argument: str, seed) -> Agent`` under a prefix, used as ``"prefix:argument"`` (for example
 ``register_agent("policy", load_policy)`` makes ``make_agent("policy:models/x.pt")`` work), or
@@ -13,12 +13,14 @@ from typing import Callable, Optional
 
 from .base import Agent, RandomAgent, as_policy, legal_actions
 from .greedy import GreedyAgent
+from .tempo import TempoAgent
 
 AgentFactory = Callable[[str, Optional[int]], Agent]
 
 AGENT_REGISTRY: dict[str, AgentFactory] = {
     "random": lambda arg, seed: RandomAgent(seed),
     "greedy": lambda arg, seed: GreedyAgent(seed),
+    "tempo": lambda arg, seed: TempoAgent(seed),
 }
 """Spec prefix -> factory ``(argument after 'prefix:', seed) -> Agent``."""
 
@@ -71,5 +73,5 @@ def _policy_path(spec: str, seed: Optional[int]) -> Optional[Agent]:
 register_agent("policy", _policy_file)
 register_resolver(_policy_path)
 
-__all__ = ["Agent", "RandomAgent", "GreedyAgent", "make_agent", "register_agent",
+__all__ = ["Agent", "RandomAgent", "GreedyAgent", "TempoAgent", "make_agent", "register_agent",
            "register_resolver", "AGENT_REGISTRY", "legal_actions", "as_policy"]

@@ -55,6 +55,7 @@ class _Position:
 
     def __init__(self, tv: TableView, start_bonus: float, later_weight: float) -> None:
         pv = self.pv = tv.view
+        self.first_draw = tv.decision is Decision.DRAW_FIRST
         n = pv.num_players
         self.species = species = tuple(pv.species)
         self.start_bonus = start_bonus
@@ -313,18 +314,22 @@ class GreedyAgent(Agent):
         return pos.placement_gain(card, weights) + (p_new - p_old) * base_values[i] - (opp_new - opp_old)
 
     def _draw(self, pos: _Position, legal) -> int:
+        return max(self._draw_options(pos, legal), key=lambda o: (o[0], -o[1]))[1]
+
+    def _draw_options(self, pos: _Position, legal) -> list[list]:
+        """``[value, action]`` for every legal draw (subclasses add their own terms)."""
         base_rights = [pos.species_rights(i, pos.hand) for i in range(len(pos.species))]
         base_values = pos.own_values(pos.own.base)
         options = []
         if DRAW_DECK in legal and pos.pool:
             expected = float(np.mean([self._card_value(pos, c, base_rights, base_values)
                                       for c in pos.pool]))
-            options.append((expected + self.draw_margin, DRAW_DECK))
+            options.append([expected + self.draw_margin, DRAW_DECK])
         elif DRAW_DECK in legal:
-            options.append((0.0, DRAW_DECK))
+            options.append([0.0, DRAW_DECK])
         for action in legal:
             if action == DRAW_DECK:
                 continue
             pile = pos.pv.discards[action - DRAW_DISCARD]
-            options.append((self._card_value(pos, pile[-1], base_rights, base_values), action))
-        return max(options, key=lambda o: (o[0], -o[1]))[1]
+            options.append([self._card_value(pos, pile[-1], base_rights, base_values), action])
+        return options

@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import UserError
-from ..hints import HintWriter, with_hints
+from ..hints import ADVISORS, HintWriter, with_hints
 from ..observation import OBS_SIZE
 from .base import Agent
 from ..versions import check_versions
@@ -53,7 +53,13 @@ class PolicyAgent(Agent):
         self.path = str(path)
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)
-        self.hints = HintWriter() if self.metadata.get("hints") else None
+        self.hints = None
+        if self.metadata.get("hints"):
+            advisor = self.metadata.get("advisor", "greedy")  # files before the advisor was recorded
+            if advisor not in ADVISORS:
+                raise PolicyFileError(f"{path}: reads the advice of {advisor!r}, which this version does "
+                                      f"not have (advisors: {', '.join(ADVISORS)})")
+            self.hints = HintWriter(advisor)
 
     def seed(self, seed: Optional[int]) -> None:
         self.rng = np.random.default_rng(seed)
