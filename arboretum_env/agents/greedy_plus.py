@@ -1,6 +1,32 @@
-"""``GreedyPlusAgent``: :class:`GreedyAgent` with end-game awareness (the teacher agent).
+"""``GreedyPlusAgent``: the teacher, a :class:`GreedyAgent` with a pessimistic opponent-hand
+model and end-game awareness.
 
-Draft; see the class docstring.
+It is GreedyAgent's one-decision-deep heuristic (same position value, same play/discard/draw
+search; see :mod:`.greedy`) with three changes, each measured against the default GreedyAgent
+(docs/teacher_search.md):
+
+* **Pessimistic, calibrated opponent hands (the change that matters).** GreedyAgent gives every
+  unseen card the same probability ``q = unknown hand slots / unseen cards`` of being in an
+  opponent's hand, and treats the hands as final. Here the probability of an unseen card is
+  ``q x CALIBRATION[species grown][species discarded][rank] x q_scale`` (capped at 1; exactly
+  ``q`` when ``q`` is 1, i.e. every unseen card is in their hand). ``CALIBRATION`` is the
+  measured ratio, in GreedyAgent self-play, between how often an unseen card ends in the
+  opponent's *final* hand and ``q``: players keep high ranks, the species they grow, and drop
+  the species they discard. ``q_scale`` (2.5) then makes the agent clearly pessimistic: it
+  holds more cards of the species whose rights it needs and blocks more of the opponent's.
+  The calibration alone (``q_scale=1``) loses to GreedyAgent (44%), the scale alone wins
+  (about 57-60%), both together win most: the gain is a stronger grip on the rights, not a
+  truer model.
+* **Horizon.** On its last own turn (known from the deck size, assuming deck draws) the
+  look-ahead terms that pay off only later (``future_weight``, ``start_bonus``) are zero.
+* **Exact final turn.** When the deck is empty during its turn (the game ends after it), the
+  play, cell, discard and a second draw from a pile are chosen to maximise ``P(win) +
+  P(shared win) / 2`` (plus a tiny expected-margin tie-break), exactly scored over sampled
+  hidden hands of the opponents (in 2 players the unseen cards are then exactly the
+  opponent's hand, so nothing is left to chance).
+
+Deterministic for a given view (the final-turn samples are seeded from the view); about 1.2x
+GreedyAgent's time per decision.
 """
 
 from __future__ import annotations
@@ -13,14 +39,23 @@ from ..actions import DISCARD, DRAW_DECK, DRAW_DISCARD, PLAY_CARD, Decision, cel
 from ..engine.cards import NUM_RANKS, unpack_cell
 from ..table_view import TableView
 from .base import legal_actions
-from .greedy import _MAX_SUM, _OFFSETS, GreedyAgent, _Position, frontier
-from ..engine.paths import PathTables
+from .greedy import _MAX_SUM, GreedyAgent, _Position
+
+# P(an unseen card ends in GreedyAgent's final hand) / (its unknown hand slots / unseen cards),
+# measured over 150 GreedyAgent self-play games (62,109 card x decision samples, seeds
+# 90000-90149, decisions where the opponent still has a turn), indexed by [the opponent has
+# the species in its arboretum][the opponent's discard pile holds the species][rank - 1].
+CALIBRATION = (((0.41, 0.48, 0.78, 1.12, 1.37, 1.48, 1.76, 1.00),
+                (0.26, 0.30, 0.35, 0.35, 0.50, 0.61, 0.80, 0.45)),
+               ((0.24, 0.61, 0.94, 1.13, 1.36, 1.58, 2.02, 1.24),
+                (0.48, 0.32, 0.84, 0.87, 0.95, 1.18, 1.34, 0.68)))
 
 
-def own_turns_left(view) -> int:
-    """How many more turns the observer gets after the current one, if every draw from now on
-    comes from the deck (the usual case): the deck left after this turn's remaining draws is
-    drawn 2 cards a turn, seats in order, and the turn that draws the last card is the last."""
+def own_turns_left(view: TableView) -> int:
+    """How many more turns the observer (on turn) gets after the current one, if every draw
+    from now on comes from the deck (the usual case): the deck left after this turn's remaining
+    draws goes 2 cards a turn, seats in order, and the turn that draws the last card is the
+    last one."""
     pv = view.view
     deck = pv.deck_size
     if view.decision is Decision.DRAW_FIRST:
@@ -30,98 +65,43 @@ def own_turns_left(view) -> int:
     if deck <= 0:
         return 0
     turns = -(-deck // 2)  # turns after this one
-    n = pv.num_players
-    return turns // n
-
-
-def own_turns_left_of(view, k: int) -> int:
-    """How many more turns seat ``k`` (offset from the observer, who is on turn) gets after
-    the current turn, if every draw from now on comes from the deck."""
-    pv = view.view
-    deck = pv.deck_size
-    if view.decision is Decision.DRAW_FIRST:
-        deck -= 2
-    elif view.decision is Decision.DRAW_SECOND:
-        deck -= 1
-    if deck <= 0:
-        return 0
-    turns = -(-deck // 2)
-    n = pv.num_players
-    # the turns after this one go to seats 1, 2, ..., n-1, 0, 1, ...
-    return (turns - k + n) // n if k else turns // n
-
-
-# P(an unseen card ends in GreedyAgent's final hand) / (its unknown hand slots / unseen cards),
-# measured over 150 GreedyAgent self-play games (62,109 card x decision samples, seeds
-# 90000-90149), by [opponent has the species in its arboretum][opponent discarded the
-# species][rank - 1]. GreedyAgent keeps high cards, of species it grows, and drops the species
-# it discards.
-CALIBRATION = (((0.41, 0.48, 0.78, 1.12, 1.37, 1.48, 1.76, 1.00),
-                (0.26, 0.30, 0.35, 0.35, 0.50, 0.61, 0.80, 0.45)),
-               ((0.24, 0.61, 0.94, 1.13, 1.36, 1.58, 2.02, 1.24),
-                (0.48, 0.32, 0.84, 0.87, 0.95, 1.18, 1.34, 0.68)))
+    return turns // pv.num_players
 
 
 class _PlusPosition(_Position):
-    """``_Position`` whose opponent hand model includes each unseen card with probability
-    ``q_scale`` x (unknown hand slots / unseen cards), capped at 1."""
+    """``_Position`` with the opponent hand model of :class:`GreedyPlusAgent`: an unseen card
+    is in opponent ``k``'s hand with probability ``min(1, q_k x factor x q_scale)``, where
+    ``factor`` is the card's ``CALIBRATION`` entry (or 1 when ``calibrated`` is False)."""
 
     def __init__(self, tv: TableView, start_bonus: float, later_weight: float,
-                 q_scale: float = 1.0, opp_bias: float = 0.0, q_future: float = 0.0,
-                 ge_scale: float = 1.0, calibrated: bool = False) -> None:
-        self.opp_bias = opp_bias
-        self.calibrated = calibrated
-        self.ge_scale = ge_scale
+                 q_scale: float = 1.0, calibrated: bool = True) -> None:
         super().__init__(tv, start_bonus, later_weight)
         pv = tv.view
-        if q_future:
-            # the opponents' final hands are picked from what they hold now plus what they
-            # still draw: count q_future x their future deck draws as extra unknown slots
-            n = pv.num_players
-            deck = pv.deck_size
-            pool_size = max(len(self.pool), 1)
-            q = [0.0]
-            for k in range(1, n):
-                slots = max(pv.hand_sizes[k] - len(pv.known[k]), 0)
-                turns = own_turns_left_of(tv, k)
-                extra = min(2 * turns, deck)
-                q.append(min((slots + q_future * extra) / pool_size, 1.0))
-            q_any = min(sum(q[1:]), 1.0)
-            self._q = q
-            self.q8 = [q_any if 0 < q8 < 1 else q8 for q8 in self.q8]
-            self._tables.clear()
-            self._opp_w.clear()
-            self.p_now = self.rights(self.hand)[0]
-        # per opponent, per species slot: how much likelier than average an unseen card of
-        # that species is in their hand (they keep what continues their arboretum)
-        self._bias = []
-        self._cal = []  # per opponent, per species slot: the CALIBRATION row (or None)
-        for k in range(1, pv.num_players):
+        n = pv.num_players
+        self.q_scale = q_scale
+        self._cal = []  # per opponent, per species slot: its row of 8 factors
+        for k in range(1, n):
             grown = {c >> 3 for c in pv.arboretums[k].values()}
             dropped = {c >> 3 for c in pv.discards[k]}
-            self._bias.append([1.0 + opp_bias if s in grown else 1.0 for s in self.species])
-            self._cal.append([CALIBRATION[s in grown][s in dropped] for s in self.species])
-        if calibrated:
-            # q8: P(the unseen 1 of a species is in an opponent's hand)
-            for i, s in enumerate(self.species):
-                if 0 < self.q8[i] < 1:
-                    self.q8[i] = min(sum(min(self._q[k] * self._cal[k - 1][i][0] * q_scale, 1.0)
-                                         for k in range(1, pv.num_players)), 1.0)
-            self._tables.clear()
-            self._opp_w.clear()
-            self.q_scale = q_scale
-            self.p_now = self.rights(self.hand)[0]
-        elif q_scale != 1.0 or opp_bias:
-            self._q = [min(q * q_scale, 1.0) for q in self._q]
-            self.q8 = [min(q * q_scale, 1.0) if 0 < q < 1 else q for q in self.q8]
-            self._tables.clear()
-            self._opp_w.clear()
-            self.p_now = self.rights(self.hand)[0]
+            self._cal.append([CALIBRATION[s in grown][s in dropped] if calibrated else (1.0,) * 8
+                              for s in self.species])
+        # q8[i]: P(the unseen 1 of species i sits in an opponent's hand), my 8 then counts 0
+        for i in range(len(self.species)):
+            if 0 < self.q8[i] < 1:
+                self.q8[i] = min(sum(self._card_q(k, i, 0) for k in range(1, n)), 1.0)
+        self._tables.clear()
+        self._opp_w.clear()
+        self.p_now = self.rights(self.hand)[0]
+
+    def _card_q(self, k: int, i: int, rank: int) -> float:
+        q = self._q[k]
+        if q >= 1.0 or q <= 0.0:
+            return q
+        return min(q * self._cal[k - 1][i][rank] * self.q_scale, 1.0)
 
     def tables(self, i: int, has_one: bool):
-        """``_Position.tables`` with a per-species inclusion probability (``opp_bias``)."""
-        if not hasattr(self, "_bias") or (not self.opp_bias and self.ge_scale == 1.0
-                                          and not self.calibrated):
+        """``_Position.tables`` with the per-card probabilities of :meth:`_card_q`."""
+        if not hasattr(self, "_cal"):  # during _Position.__init__
             return super().tables(i, has_one)
         key = (i, has_one)
         cached = self._tables.get(key)
@@ -129,64 +109,56 @@ class _PlusPosition(_Position):
             return cached
         pv, n, s = self.pv, self.pv.num_players, self.species[i]
         one, eight = s * NUM_RANKS, s * NUM_RANKS + NUM_RANKS - 1
-        unseen = [c for c in self._pool_set if c >> 3 == s]
+        unseen = sorted(c for c in self._pool_set if c >> 3 == s)
         win = np.ones(_MAX_SUM + 1)
         ge_tables = []
         for k in range(1, n):
             cancel8 = has_one or any(one in pv.known[j] for j in range(1, n) if j != k)
             known = sum((c & 7) + 1 for c in pv.known[k]
                         if c >> 3 == s and not (c == eight and cancel8))
-            q = self._q[k] * self._bias[k - 1][i]
-            cal = self._cal[k - 1][i]
-            cdfs = []
-            for scale in ((1.0,) if self.ge_scale == 1.0 else (1.0, self.ge_scale)):
-                dist = np.zeros(_MAX_SUM + 1)
-                dist[min(known, _MAX_SUM)] = 1.0
-                for c in unseen:
-                    r = 0 if (c == eight and cancel8) else (c & 7) + 1
-                    if self.calibrated:
-                        qq = 1.0 if q >= 1.0 else min(q * scale * cal[c & 7] * self.q_scale, 1.0)
-                    else:
-                        qq = min(q * scale, 1.0)
-                    if r and qq:
-                        shifted = np.zeros_like(dist)
-                        shifted[r:] = dist[:-r]
-                        dist = (1 - qq) * dist + qq * shifted
-                cdfs.append(np.cumsum(dist))
-            win *= cdfs[0]
-            ge_tables.append((1.0 - np.concatenate(([0.0], cdfs[-1][:-1]))).tolist())
+            dist = np.zeros(_MAX_SUM + 1)
+            dist[min(known, _MAX_SUM)] = 1.0
+            for c in unseen:
+                r = 0 if (c == eight and cancel8) else (c & 7) + 1
+                q = self._card_q(k, i, c & 7)
+                if r and q:
+                    shifted = np.zeros_like(dist)
+                    shifted[r:] = dist[:-r]
+                    dist = (1 - q) * dist + q * shifted
+            cdf = np.cumsum(dist)
+            win *= cdf
+            ge_tables.append((1.0 - np.concatenate(([0.0], cdf[:-1]))).tolist())
         cached = self._tables[key] = (win.tolist(), ge_tables)
         return cached
 
 
 class GreedyPlusAgent(GreedyAgent):
+    """The teacher: GreedyAgent with a pessimistic calibrated opponent-hand model, a horizon
+    and an exact final turn (see the module docstring). Beats the default GreedyAgent in about
+    59% of 2-player games (docs/teacher_search.md).
+
+    ``q_scale``: pessimism factor on the opponents' hand probabilities; ``calibrated``: use
+    ``CALIBRATION`` (else one factor for every card); ``horizon``: drop the look-ahead terms on
+    the last own turn; ``final_exact``: win-probability search on the final turn with
+    ``samples`` sampled opponent hands. Other keywords are GreedyAgent's. Deterministic:
+    ``seed`` changes nothing."""
+
     name = "greedy_plus"
 
-    def __init__(self, seed: Optional[int] = None, *, final_exact: bool = True,
-                 horizon: bool = True, samples: int = 256, pair_weight: float = 0.0,
-                 pair_top: int = 3, q_scale: float = 1.0, q_decay: bool = False,
-                 opp_bias: float = 0.0, q_future: float = 0.0, ge_scale: float = 1.0,
-                 deny_weight: float = 0.0, calibrated: bool = False, **kwargs) -> None:
+    def __init__(self, seed: Optional[int] = None, *, q_scale: float = 2.5,
+                 calibrated: bool = True, horizon: bool = True, final_exact: bool = True,
+                 samples: int = 256, **kwargs) -> None:
         super().__init__(seed, **kwargs)
-        self.pair_weight = pair_weight
-        self.pair_top = pair_top
         self.q_scale = q_scale
-        self.q_decay = q_decay
-        self.opp_bias = opp_bias
-        self.q_future = q_future
-        self.ge_scale = ge_scale
-        self.deny_weight = deny_weight
         self.calibrated = calibrated
-        self._pairs_on = True
-        self.final_exact = final_exact
         self.horizon = horizon
+        self.final_exact = final_exact
         self.samples = samples
 
     def __repr__(self) -> str:
-        return (f"GreedyPlusAgent(final_exact={self.final_exact}, horizon={self.horizon}, "
-                f"samples={self.samples})")
+        return (f"GreedyPlusAgent(q_scale={self.q_scale}, calibrated={self.calibrated}, "
+                f"horizon={self.horizon}, final_exact={self.final_exact})")
 
-    # ------------------------------------------------------------------ entry point
     def act(self, observation, action_mask, view: Optional[TableView] = None) -> int:
         legal = legal_actions(action_mask)
         if view is None:
@@ -196,32 +168,27 @@ class GreedyPlusAgent(GreedyAgent):
             raise ValueError(f"GreedyPlusAgent asked to act while not on turn "
                              f"(decision {view.decision.name}, seat to move +{view.view.to_move})")
         decision = view.decision
-        pv = view.view
-        final = pv.deck_size == 0 and self.final_exact
-        if final and decision in (Decision.PLAY_CARD, Decision.PLAY_CELL, Decision.DISCARD,
-                                  Decision.DRAW_SECOND):
+        if self.final_exact and view.view.deck_size == 0 and decision in (
+                Decision.PLAY_CARD, Decision.PLAY_CELL, Decision.DISCARD, Decision.DRAW_SECOND):
             action = self._final(view, legal)
         else:
-            left = own_turns_left(view)
-            saved = (self.future_weight, self.start_bonus, self.pair_weight)
+            last = self.horizon and own_turns_left(view) == 0
+            future_weight = 0.0 if last else self.future_weight
+            start_bonus = 0.0 if last else self.start_bonus
+            pos = _PlusPosition(view, start_bonus, self.later_weight, self.q_scale,
+                                self.calibrated)
+            saved = self.future_weight
+            self.future_weight = future_weight
             try:
-                if self.horizon and left == 0:
-                    self.future_weight, self.start_bonus, self.pair_weight = 0.0, 0.0, 0.0
-                elif self.horizon and left == 1:
-                    self.pair_weight = 0.0
-                q_scale = self.q_scale
-                if self.q_decay:
-                    q_scale = 1.0 + (q_scale - 1.0) * min(left, 4) / 4
-                pos = _PlusPosition(view, self.start_bonus, self.later_weight, q_scale, self.opp_bias,
-                                     self.q_future, self.ge_scale, self.calibrated)
-                action = self._greedy_action(pos, view, legal)
+                action = self._decide(pos, view, legal)
             finally:
-                self.future_weight, self.start_bonus, self.pair_weight = saved
+                self.future_weight = saved
         if not action_mask[action]:
             raise RuntimeError(f"GreedyPlusAgent chose illegal action {action} in {decision.name}")
         return int(action)
 
-    def _greedy_action(self, pos: _Position, view: TableView, legal) -> int:
+    def _decide(self, pos: _Position, view: TableView, legal) -> int:
+        """GreedyAgent's dispatch on the decision, with ``pos`` as the position."""
         decision = view.decision
         if decision is Decision.DRAW_FIRST or decision is Decision.DRAW_SECOND:
             return self._draw(pos, legal)
@@ -235,132 +202,21 @@ class GreedyPlusAgent(GreedyAgent):
             return DISCARD + self._discard(pos)
         raise ValueError(f"GreedyPlusAgent cannot act in decision {decision.name}")
 
-    def _draw(self, pos: _Position, legal) -> int:
-        """GreedyAgent._draw plus denial: a pile top is worth ``deny_weight`` x what it would
-        give the next players (minus what the card under it would give them)."""
-        if not self.deny_weight:
-            return super()._draw(pos, legal)
-        base_rights = [pos.species_rights(i, pos.hand) for i in range(len(pos.species))]
-        base_values = pos.own_values(pos.own.base)
-        options = []
-        if DRAW_DECK in legal and pos.pool:
-            expected = float(np.mean([self._card_value(pos, c, base_rights, base_values)
-                                      for c in pos.pool]))
-            options.append((expected + self.draw_margin, DRAW_DECK))
-        elif DRAW_DECK in legal:
-            options.append((0.0, DRAW_DECK))
-        for action in legal:
-            if action == DRAW_DECK:
-                continue
-            pile = pos.pv.discards[action - DRAW_DISCARD]
-            value = self._card_value(pos, pile[-1], base_rights, base_values)
-            deny = pos.give_away(pile[-1]) - (pos.give_away(pile[-2]) if len(pile) > 1 else 0.0)
-            options.append((value + self.deny_weight * deny, action))
-        return max(options, key=lambda o: (o[0], -o[1]))[1]
-
-    # ------------------------------------------------------------------ look-ahead
-    def _future(self, pos: _Position, arboretum, cards) -> dict[int, float]:
-        """Per possible discard ``d`` (and -1: none): the look-ahead value of keeping
-        ``cards`` minus ``d``: ``future_weight`` x the best one-card gain next turn plus
-        ``pair_weight`` x what a second kept card adds after the best first one."""
-        tables = PathTables(arboretum, pos.species)
-        cells = frontier(arboretum)
-        weights = pos.p_now
-        gain = tables.gain
-        single = {}
-        where = {}
-        for y in cards:
-            best, best_cell = 0.0, None
-            for cell in cells:
-                g = gain(cell, y, weights)
-                if g > best:
-                    best, best_cell = g, cell
-            single[y] = best
-            where[y] = best_cell
-        pairs = []  # (first + second, y, z)
-        if self.pair_weight:
-            firsts = sorted((y for y in cards if where[y] is not None), key=lambda y: -single[y])
-            for y in firsts[:self.pair_top]:
-                after = dict(arboretum)
-                after[where[y]] = y
-                t2 = PathTables(after, pos.species)
-                cells2 = frontier(after)
-                for z in cards:
-                    if z == y:
-                        continue
-                    g2 = max(0.0, max(t2.gain(cell, z, weights) for cell in cells2))
-                    if g2 > 0:
-                        pairs.append((single[y] + g2, y, z))
-            pairs.sort(key=lambda p: -p[0])
-        out = {}
-        for d in list(cards) + [-1]:
-            f1 = max((g for y, g in single.items() if y != d), default=0.0)
-            f2 = next((v for v, y, z in pairs if y != d and z != d), f1)
-            out[d] = self.future_weight * f1 + self.pair_weight * max(f2 - f1, 0.0)
-        return out
-
-    def _play(self, pos: _Position, cards) -> tuple[int, int, int]:
-        """GreedyAgent._play with the look-ahead of :meth:`_future`."""
-        hand = sorted(pos.hand)
-        cells = pos.own_frontier
-        arboretum = pos.pv.arboretums[0]
-        penalty = {d: pos.give_away(d) for d in hand}
-        adjacency = np.array([self.compact * sum((c + off) in arboretum for off in _OFFSETS)
-                              for c in cells])
-        candidates = []
-        for x in cards:
-            rest = [c for c in hand if c != x]
-            discards, weights, costs = [], [], []
-            for d in rest or [-1]:
-                p_me, opp_points = pos.rights([c for c in rest if c != d])
-                discards.append(d)
-                weights.append(p_me)
-                costs.append(opp_points + penalty.get(d, 0.0))
-            values = np.array([pos.own_values(pos.own.through(cell, x), x >> 3) for cell in cells])
-            scores = values @ np.array(weights).T - np.array(costs)[None, :] + adjacency[:, None]
-            top = scores.max(axis=1)
-            for ci in range(len(cells)):
-                candidates.append((float(top[ci]), x, ci, scores[ci], discards))
-        candidates.sort(key=lambda c: -c[0])
-        best = (-np.inf, cards[0], cells[0], hand[0])
-        for _, x, ci, scores, discards in candidates[:self.lookahead]:
-            after = dict(arboretum)
-            after[cells[ci]] = x
-            future = self._future(pos, after, [c for c in hand if c != x])
-            for d, score in zip(discards, scores):
-                total = score + future[d]
-                if total > best[0] + 1e-9:
-                    best = (total, x, cells[ci], d)
-        return best[1], best[2], best[3]
-
-    def _discard(self, pos: _Position) -> int:
-        hand = sorted(pos.hand)
-        values = np.array(pos.own_values(pos.own.base))
-        future = self._future(pos, pos.pv.arboretums[0], hand)
-        best, best_card = -np.inf, hand[0]
-        for d in hand:
-            p_me, opp_points = pos.rights([c for c in hand if c != d])
-            score = (float(values @ np.array(p_me)) - opp_points - pos.give_away(d) + future[d])
-            if score > best + 1e-9:
-                best, best_card = score, d
-        return best_card
-
     # ------------------------------------------------------------------ the final turn
     def _final(self, view: TableView, legal) -> int:
+        """The deck is empty: this turn ends the game. Maximise the final win probability."""
         pos = _Position(view, 0.0, self.later_weight)
         ev = _FinalEvaluator(pos, self.samples)
         decision = view.decision
         hand = sorted(pos.hand)
         arboretum = pos.pv.arboretums[0]
         if decision is Decision.DISCARD:
-            _, _, _, d = ev.best(hand, None, None)
-            return DISCARD + d
+            return DISCARD + ev.best(hand, None, None)[3]
         if decision is Decision.PLAY_CELL:
-            _, _, cell, _ = ev.best(hand, [view.pending], None)
+            cell = ev.best(hand, [view.pending], None)[2]
             return cell_id(arboretum, *unpack_cell(cell))
         if decision is Decision.PLAY_CARD:
-            _, x, _, _ = ev.best(hand, hand, None)
-            return PLAY_CARD + x
+            return PLAY_CARD + ev.best(hand, hand, None)[1]
         # DRAW_SECOND with an empty deck: the pile top that gives the best final position
         best = None
         for action in legal:
@@ -448,14 +304,14 @@ class _FinalEvaluator:
             has_eight[i] |= (c & 7) == 7
         mine = raw[None, :] - 8.0 * (has_eight & ~has_one)[None, :] * self.any_opp_one
         my_right = np.ones((self.S, ns), dtype=bool)
-        opp_totals = []
+        opp_sums = []
         for k, sums in enumerate(self.opp_sum):
             theirs = sums - 8.0 * (self.opp_eight[k] & ~self.opp_one[k] & (has_one[None, :] | self._other_one(k)))
             my_right &= mine >= theirs
-            opp_totals.append(theirs)
+            opp_sums.append(theirs)
         top_other = None
-        for k, theirs in enumerate(opp_totals):
-            best_all = np.maximum(mine, np.max(np.stack(opp_totals), axis=0))
+        for k, theirs in enumerate(opp_sums):
+            best_all = np.maximum(mine, np.max(np.stack(opp_sums), axis=0))
             right_k = theirs >= best_all
             total_k = right_k.astype(float) @ self.opp_paths[k]  # S
             top_other = total_k if top_other is None else np.maximum(top_other, total_k)
