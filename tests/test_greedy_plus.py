@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from arboretum_env import actions as A
-from arboretum_env.agents import Agent, GreedyAgent, RandomAgent
+from arboretum_env.agents import Agent, GreedyAgent, RandomAgent, make_agent
 from arboretum_env.agents import greedy_plus
 from arboretum_env.agents.arena import play_game
 from arboretum_env.agents.greedy_plus import CALIBRATION, GreedyPlusAgent, own_turns_left
@@ -37,6 +37,11 @@ def test_interface_and_refusals():
     other = 1 - state.current_player
     with pytest.raises(ValueError, match="not on turn"):
         agent.act(obs, _mask(state), table_view(state, other, None))
+
+
+def test_registered_as_greedy_plus():
+    assert isinstance(make_agent("greedy_plus"), GreedyPlusAgent)
+    assert type(make_agent("greedy")) is GreedyAgent
 
 
 def test_calibration_table_shape():
