@@ -14,6 +14,7 @@ from typing import Callable, Optional
 from .base import Agent, RandomAgent, as_policy, legal_actions
 from .greedy import GreedyAgent
 from .tempo import TempoAgent
+from .greedy_plus import GreedyPlusAgent
 
 AgentFactory = Callable[[str, Optional[int]], Agent]
 
@@ -21,6 +22,7 @@ AGENT_REGISTRY: dict[str, AgentFactory] = {
     "random": lambda arg, seed: RandomAgent(seed),
     "greedy": lambda arg, seed: GreedyAgent(seed),
     "tempo": lambda arg, seed: TempoAgent(seed),
+    "greedy_plus": lambda arg, seed: GreedyPlusAgent(seed),
 }
 """Spec prefix -> factory ``(argument after 'prefix:', seed) -> Agent``."""
 
@@ -73,5 +75,5 @@ def _policy_path(spec: str, seed: Optional[int]) -> Optional[Agent]:
 register_agent("policy", _policy_file)
 register_resolver(_policy_path)
 
-__all__ = ["Agent", "RandomAgent", "GreedyAgent", "TempoAgent", "make_agent", "register_agent",
+__all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
            "register_resolver", "AGENT_REGISTRY", "legal_actions", "as_policy"]
