@@ -73,7 +73,7 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
 def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "evaluate", help="a tournament between agents: win rates, confidence intervals, ratings",
-        description="Play a seeded tournament between agents (random, greedy, checkpoint folders "
+        description="Play a seeded tournament between agents (random, greedy, tempo, checkpoint folders "
                     "or .zip files, exported policy files .pt) with seats rotated; print win/draw/"
                     "loss rates with 95% confidence intervals, average scores and OpenSkill ratings.")
     p.add_argument("agents", nargs="+", metavar="AGENT",

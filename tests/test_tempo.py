@@ -1,6 +1,6 @@
-"""TempoAgent: the greedy heuristic plus a plan for who draws the last deck card
-(arboretum_env/agents/tempo.py). Its strength is measured by benchmarks/agents.py --teacher,
-not here."""
+"""TempoAgent: GreedyPlusAgent plus a plan for who draws the last deck card
+(arboretum_env/agents/tempo.py). Its strength is measured by benchmarks (benchmarks/agents.py
+--policy tempo --opponents greedy), not here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from arboretum_env import actions as A
-from arboretum_env.agents import GreedyAgent, TempoAgent, make_agent
+from arboretum_env.agents import GreedyPlusAgent, TempoAgent, make_agent
 from arboretum_env.agents.arena import play_game
 from arboretum_env.agents.tempo import ends_on_own_turn
 from arboretum_env.engine import GameConfig, Phase, new_game
@@ -24,8 +24,8 @@ def test_who_draws_the_last_card():
 
 
 def _useful_pile_state(deck_size: int):
-    """Player 0 to draw; the top of player 1's pile extends its cassia 1-2-3 (greedy takes
-    it); ``deck_size`` cards left in the deck."""
+    """Player 0 to draw; the top of player 1's pile extends its cassia 1-2-3 (the greedy
+    heuristic takes it); ``deck_size`` cards left in the deck."""
     mine, theirs = _building_cassia()
     hand0 = [card(D, 2), card(D, 5), card(J, 3), card(J, 6), card(O, 2), card(O, 7), card(L, 4)]
     hand1 = [card(D, 1), card(J, 1), card(O, 1), card(L, 1), card(G, 1), card(G, 8), card(L, 8)]
@@ -39,7 +39,7 @@ def test_takes_the_deck_to_draw_the_last_card_itself():
     # two cards left: deck then deck ends the game on its own turn; the pile would leave the
     # last card to the opponent
     state = _useful_pile_state(2)
-    assert act(GreedyAgent(), state) == A.DRAW_DISCARD + 1
+    assert act(GreedyPlusAgent(), state) == A.DRAW_DISCARD + 1
     assert act(TempoAgent(), state) == A.DRAW_DECK
 
 
@@ -51,14 +51,14 @@ def test_takes_the_pile_to_leave_three_cards():
     assert act(TempoAgent(), state) != A.DRAW_DECK  # the second draw from a pile too
 
 
-def test_far_from_the_end_it_draws_like_greedy():
+def test_far_from_the_end_it_draws_like_greedy_plus():
     for deck_size in (9, 20):
         state = _useful_pile_state(deck_size)
-        assert act(TempoAgent(), state) == act(GreedyAgent(), state)
+        assert act(TempoAgent(), state) == act(GreedyPlusAgent(), state)
 
 
-def test_without_the_bonus_it_is_the_greedy_agent():
-    tempo, greedy = TempoAgent(tempo_bonus=0.0), GreedyAgent()
+def test_without_the_bonus_it_is_greedy_plus():
+    tempo, greedy = TempoAgent(tempo_bonus=0.0), GreedyPlusAgent()
     state = new_game(GameConfig(2), 4)
     pending = None
     decisions = 0
