@@ -242,8 +242,8 @@ class _FinalEvaluator:
         pool = np.array(pos.pool, dtype=np.int64)
         unknown = [max(pv.hand_sizes[k] - len(pv.known[k]), 0) for k in range(1, n)]
         need = sum(unknown)
-        seed = hash((tuple(sorted(pv.hand)), tuple(pos.pool), pv.turn)) & 0xFFFFFFFF
-        rng = np.random.default_rng(seed)
+        # seeded from the view itself (the same view, the same samples, on every platform)
+        rng = np.random.default_rng([pv.turn, len(pv.hand), *sorted(pv.hand), *sorted(pos.pool)])
         if need == 0 or len(pool) == 0:
             samples = 1
         self.S = samples
