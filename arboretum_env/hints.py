@@ -12,8 +12,9 @@ player to move; ``with_hints(obs, table_view, HintWriter(), mask)`` does it for 
 | ``hint_advice`` | 489 | one-hot: the action the advisor (``GreedyAgent`` or ``TempoAgent``) would take (all zeros when not on turn) |
 
 The advisor is named when the writer is made (``HintWriter("tempo")``; default ``"greedy"``);
-policy files record it (metadata ``advisor``). The advice makes the heuristic a prior that a policy can follow and learn to overrule (residual
-policy learning); the other sections are the raw quantities behind it.
+policy files record it (metadata ``advisor``). The advice makes the heuristic a prior that a
+policy can follow and learn to overrule (residual policy learning); the other sections are the
+raw quantities behind it.
 
 They cost time (an exact "what if this card went there" for every card and cell, through
 :class:`engine.paths.PathTables`), so they are off by default; the shipped agent is

@@ -86,8 +86,8 @@ class TrainConfig:
     # --- the teacher: imitated by the warm start, and the hints' advisor
     teacher: str = "greedy"
     """The heuristic agent the warm start imitates and, with ``hints``, whose choice the advice
-    hint carries: ``greedy`` (``GreedyAgent``) or ``tempo`` (``TempoAgent``: greedy plus a plan
-    for drawing the last deck card)."""
+    hint carries: ``greedy`` (``GreedyAgent``) or ``tempo`` (``TempoAgent``: the greedy
+    heuristic with a pessimistic opponent-hand model and a plan for drawing the last deck card)."""
     bc_games: int = 0
     """Games of the teacher's self-play to imitate before PPO (0: start from scratch)."""
     bc_epochs: int = 4

@@ -1,7 +1,7 @@
 """Warm start: fit the policy to the teacher's decisions (behaviour cloning of ``GreedyAgent``
 or ``TempoAgent``, ``config.teacher``) and the value head to the games' outcomes, before PPO
-takes over. Costs a few minutes and saves PPO from
-spending its first hundred thousand steps learning what a legal, sensible move looks like."""
+takes over. Costs a few minutes and saves PPO from spending its first hundred thousand steps
+learning what a legal, sensible move looks like."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ class ArboretumExtractor(BaseFeaturesExtractor):
 
 class SplitHead(nn.Module):
     """Logits in action-id order: draws and card choices, then the 324 cell scores, then discards;
-    with the advice hint, plus ``gate * advice`` (the greedy agent's choice as a learned prior)."""
+    with the advice hint, plus ``gate * advice`` (the advisor's choice as a learned prior)."""
 
     def __init__(self, hidden: int, advice: bool = False, gate: float = 2.0):
         super().__init__()
