@@ -86,8 +86,8 @@ DRAW, PLAY, DISCARD_KIND = 0, 1, 2
 NO_CARD = -1
 
 # (numba freezes module constants, the observation offsets included, into the kernels)
-_PLAY_CARD_D, _PLAY_CELL_D, _DISCARD_D = int(Decision.PLAY_CARD), int(Decision.PLAY_CELL), int(Decision.DISCARD)
-_DRAW_SECOND_D = int(Decision.DRAW_SECOND)
+_DRAW_SECOND_D, _PLAY_CARD_D = int(Decision.DRAW_SECOND), int(Decision.PLAY_CARD)
+_PLAY_CELL_D, _DISCARD_D = int(Decision.PLAY_CELL), int(Decision.DISCARD)
 _ALL_SPECIES = np.arange(NUM_SPECIES, dtype=np.int64)
 _GAIN_VALUES = np.array([(1 + g) / POINTS_SCALE for g in range(int(POINTS_SCALE))], np.float32)
 
@@ -255,8 +255,9 @@ def encode(table, out, observer, current, decision, deck_size, turn, drawn0, dra
                 row = (cell + 128) >> 8
                 index = (row - r0) * FRAME + cell - (row << 8) - c0
                 rank = ((card & 7) + 1) / RANK_SCALE
-                out[_O_ARB_PLANES + k * PLANES_BLOCK + index] = rank
-                out[_O_ARB_PLANES + k * PLANES_BLOCK + FRAME_CELLS + index] = ((card >> 3) + 1) / SPECIES_SCALE
+                planes = _O_ARB_PLANES + k * PLANES_BLOCK
+                out[planes + index] = rank
+                out[planes + FRAME_CELLS + index] = ((card >> 3) + 1) / SPECIES_SCALE
                 if k == 0:
                     out[_O_PLANES + (card >> 3) * FRAME_CELLS + index] = rank
 
