@@ -9,7 +9,7 @@ player to move; ``with_hints(obs, table_view, HintWriter(), mask)`` does it for 
 | ``hint_play_gains`` | 80 | during PLAY_CARD, per card in hand: the largest growth of the own best-path points (all species in play summed) over the legal cells |
 | ``hint_give_away`` | 80 | during DISCARD, per card in hand: the largest growth of any opponent's best-path points if that opponent took the card and placed it on its best cell |
 | ``hint_pile_gains`` | 4 | during DRAW_FIRST / DRAW_SECOND, per seat: the growth of the own best-path points that the top card of that seat's discard pile could bring |
-| ``hint_advice`` | 489 | one-hot: the action the advisor (``GreedyAgent`` or ``TempoAgent``) would take (all zeros when not on turn) |
+| ``hint_advice`` | 489 | one-hot: the action the advisor (``GreedyAgent``, ``GreedyPlusAgent`` or ``TempoAgent``) would take (all zeros when not on turn) |
 
 The advisor is named when the writer is made (``HintWriter("tempo")``; default ``"greedy"``);
 policy files record it (metadata ``advisor``). The advice makes the heuristic a prior that a
@@ -30,6 +30,7 @@ import numpy as np
 
 from .actions import NUM_ACTIONS, Decision
 from .agents.greedy import GreedyAgent
+from .agents.greedy_plus import GreedyPlusAgent
 from .agents.tempo import TempoAgent
 from .engine import NUM_CARDS
 from .engine.cards import CELL_STRIDE
@@ -42,7 +43,7 @@ HINT_SECTIONS: list[tuple[str, int, str]] = [
     ("hint_pile_gains", 4, "DRAW: per seat's pile top, own best-path growth / 20"),
     ("hint_advice", NUM_ACTIONS, "one-hot: the advisor agent's choice for the player to move"),
 ]
-ADVISORS = {"greedy": GreedyAgent, "tempo": TempoAgent}
+ADVISORS = {"greedy": GreedyAgent, "greedy_plus": GreedyPlusAgent, "tempo": TempoAgent}
 """The heuristic agents whose choice the advice section can carry."""
 HINT_SIZE = sum(width for _, width, _ in HINT_SECTIONS)
 SCALE = 20.0

@@ -25,10 +25,11 @@ def test_shipped_configs_load(name):
 
 
 def test_values_are_read_and_typed(tmp_path):
-    config = load_config(write(tmp_path, "total_timesteps: 1234\nlearning_rate: 1\nopponents: [greedy]\n"))
+    config = load_config(write(tmp_path, "total_timesteps: 1234\nlearning_rate: 1\nopponents: [greedy, tempo]\n"
+                                         "teacher: greedy_plus\n"))
     assert config.total_timesteps == 1234
     assert config.learning_rate == 1.0 and isinstance(config.learning_rate, float)
-    assert config.opponents == ["greedy"]
+    assert config.opponents == ["greedy", "tempo"] and config.teacher == "greedy_plus"
 
 
 def test_unknown_key_is_named_with_a_suggestion(tmp_path):
@@ -43,7 +44,7 @@ def test_unknown_key_is_named_with_a_suggestion(tmp_path):
     ("num_players: 5\n", "num_players must be 2, 3 or 4"),
     ("opponents: [greedy, champion]\n", "opponents must be a non-empty list"),
     ("reward_mode: points\n", "reward_mode must be"),
-    ("teacher: oracle\n", "teacher must be greedy or tempo, got 'oracle'"),
+    ("teacher: oracle\n", "teacher must be one of greedy, greedy_plus, tempo, got 'oracle'"),
     ("- a\n- b\n", "must be a mapping"),
     ("key: [unclosed\n", "not valid YAML"),
 ])

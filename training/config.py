@@ -13,6 +13,10 @@ from pathlib import Path
 import yaml
 
 from arboretum_env.errors import UserError
+from arboretum_env.hints import ADVISORS
+
+BASELINES = ("random", "greedy", "greedy_plus", "tempo")
+"""The agents a config may name as opponents."""
 
 
 class ConfigKeyError(UserError):
@@ -75,7 +79,8 @@ class TrainConfig:
 
     # --- opponents and self-play
     opponents: list = field(default_factory=lambda: ["random", "greedy"])
-    """Baseline opponents in the pool (``random``, ``greedy``)."""
+    """Baseline opponents in the pool: ``random``, ``greedy``, ``greedy_plus``, ``tempo`` (the
+    heuristic agents of ``arboretum_env.agents``)."""
     snapshot_every: int = 50_000
     """Timesteps between frozen copies of the learner joining the opponent pool (0: never)."""
     pool_size: int = 4
@@ -86,8 +91,9 @@ class TrainConfig:
     # --- the teacher: imitated by the warm start, and the hints' advisor
     teacher: str = "greedy"
     """The heuristic agent the warm start imitates and, with ``hints``, whose choice the advice
-    hint carries: ``greedy`` (``GreedyAgent``) or ``tempo`` (``TempoAgent``: the greedy
-    heuristic with a pessimistic opponent-hand model and a plan for drawing the last deck card)."""
+    hint carries: ``greedy`` (``GreedyAgent``), ``greedy_plus`` (``GreedyPlusAgent``: with a
+    pessimistic opponent-hand model) or ``tempo`` (``TempoAgent``: ``GreedyPlusAgent`` with a plan
+    for drawing the last deck card)."""
     bc_games: int = 0
     """Games of the teacher's self-play to imitate before PPO (0: start from scratch)."""
     bc_epochs: int = 4
@@ -145,11 +151,11 @@ def _check_values(c: TrainConfig, source: str) -> None:
             problems.append(f"{name} must be at least 1")
     if not 0.0 <= c.self_play_fraction <= 1.0:
         problems.append("self_play_fraction must be within 0..1")
-    bad = [o for o in c.opponents if o not in ("random", "greedy")]
+    bad = [o for o in c.opponents if o not in BASELINES]
     if bad or not c.opponents:
-        problems.append(f"opponents must be a non-empty list of random/greedy, got {c.opponents!r}")
-    if c.teacher not in ("greedy", "tempo"):
-        problems.append(f"teacher must be greedy or tempo, got {c.teacher!r}")
+        problems.append(f"opponents must be a non-empty list of {'/'.join(BASELINES)}, got {c.opponents!r}")
+    if c.teacher not in ADVISORS:
+        problems.append(f"teacher must be one of {', '.join(ADVISORS)}, got {c.teacher!r}")
     if not c.run_name or "/" in c.run_name or c.run_name.startswith("."):
         problems.append("run_name must be a plain folder name")
     if problems:
