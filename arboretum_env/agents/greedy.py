@@ -100,14 +100,15 @@ class _Position:
         for species slot ``i``, when I do / do not hold its 1 (which cancels their 8s).
 
         An opponent's sum: the known cards of that species in their hand plus each unseen card
-        of it with probability (their unknown hand slots / unseen cards), independently."""
+        of it (``_unseen``) with probability ``_card_q`` (here: their unknown hand slots / unseen
+        cards), independently."""
         key = (i, has_one)
         cached = self._tables.get(key)
         if cached is not None:
             return cached
         pv, n, s = self.pv, self.pv.num_players, self.species[i]
         one, eight = s * NUM_RANKS, s * NUM_RANKS + NUM_RANKS - 1
-        unseen = [c for c in self._pool_set if c >> 3 == s]
+        unseen = self._unseen(s)
         win = np.ones(_MAX_SUM + 1)
         ge_tables = []
         for k in range(1, n):
@@ -116,9 +117,9 @@ class _Position:
                         if c >> 3 == s and not (c == eight and cancel8))
             dist = np.zeros(_MAX_SUM + 1)
             dist[min(known, _MAX_SUM)] = 1.0
-            q = self._q[k]
             for c in unseen:
                 r = 0 if (c == eight and cancel8) else (c & 7) + 1
+                q = self._card_q(k, i, c & 7)
                 if r and q:
                     shifted = np.zeros_like(dist)
                     shifted[r:] = dist[:-r]
@@ -128,6 +129,15 @@ class _Position:
             ge_tables.append((1.0 - np.concatenate(([0.0], cdf[:-1]))).tolist())
         cached = self._tables[key] = (win.tolist(), ge_tables)
         return cached
+
+    def _unseen(self, s: int) -> list[int]:
+        """The unseen cards of species ``s``, in the order ``tables`` folds them in."""
+        return [c for c in self._pool_set if c >> 3 == s]
+
+    def _card_q(self, k: int, i: int, rank: int) -> float:
+        """P(an unseen card of species slot ``i`` and rank index ``rank`` is in opponent ``k``'s
+        hand): the same for every card here."""
+        return self._q[k]
 
     def rights(self, hand) -> tuple[list[float], float]:
         """(P(my right) per species, expected opponents' points lost to me = sum_k P(right_k) *

@@ -36,10 +36,10 @@ from typing import Optional
 import numpy as np
 
 from ..actions import DISCARD, DRAW_DECK, DRAW_DISCARD, PLAY_CARD, Decision, cell_id
-from ..engine.cards import NUM_RANKS, unpack_cell
+from ..engine.cards import unpack_cell
 from ..table_view import TableView
 from .base import legal_actions
-from .greedy import _MAX_SUM, GreedyAgent, _Position
+from .greedy import GreedyAgent, _Position
 
 # P(an unseen card ends in GreedyAgent's final hand) / (its unknown hand slots / unseen cards),
 # measured over 150 GreedyAgent self-play games (62,109 card x decision samples, seeds
@@ -75,16 +75,18 @@ class _PlusPosition(_Position):
 
     def __init__(self, tv: TableView, start_bonus: float, later_weight: float,
                  q_scale: float = 1.0, calibrated: bool = True) -> None:
+        self._cal = None  # GreedyAgent's model until the calibration is set (below)
         super().__init__(tv, start_bonus, later_weight)
         pv = tv.view
         n = pv.num_players
         self.q_scale = q_scale
-        self._cal = []  # per opponent, per species slot: its row of 8 factors
+        cal = []  # per opponent, per species slot: its row of 8 factors
         for k in range(1, n):
             grown = {c >> 3 for c in pv.arboretums[k].values()}
             dropped = {c >> 3 for c in pv.discards[k]}
-            self._cal.append([CALIBRATION[s in grown][s in dropped] if calibrated else (1.0,) * 8
-                              for s in self.species])
+            cal.append([CALIBRATION[s in grown][s in dropped] if calibrated else (1.0,) * 8
+                        for s in self.species])
+        self._cal = cal
         # q8[i]: P(the unseen 1 of species i sits in an opponent's hand), my 8 then counts 0
         for i in range(len(self.species)):
             if 0 < self.q8[i] < 1:
@@ -95,41 +97,13 @@ class _PlusPosition(_Position):
 
     def _card_q(self, k: int, i: int, rank: int) -> float:
         q = self._q[k]
-        if q >= 1.0 or q <= 0.0:
+        if self._cal is None or q >= 1.0 or q <= 0.0:  # _cal is None during _Position.__init__
             return q
         return min(q * self._cal[k - 1][i][rank] * self.q_scale, 1.0)
 
-    def tables(self, i: int, has_one: bool):
-        """``_Position.tables`` with the per-card probabilities of :meth:`_card_q`."""
-        if not hasattr(self, "_cal"):  # during _Position.__init__
-            return super().tables(i, has_one)
-        key = (i, has_one)
-        cached = self._tables.get(key)
-        if cached is not None:
-            return cached
-        pv, n, s = self.pv, self.pv.num_players, self.species[i]
-        one, eight = s * NUM_RANKS, s * NUM_RANKS + NUM_RANKS - 1
-        unseen = sorted(c for c in self._pool_set if c >> 3 == s)
-        win = np.ones(_MAX_SUM + 1)
-        ge_tables = []
-        for k in range(1, n):
-            cancel8 = has_one or any(one in pv.known[j] for j in range(1, n) if j != k)
-            known = sum((c & 7) + 1 for c in pv.known[k]
-                        if c >> 3 == s and not (c == eight and cancel8))
-            dist = np.zeros(_MAX_SUM + 1)
-            dist[min(known, _MAX_SUM)] = 1.0
-            for c in unseen:
-                r = 0 if (c == eight and cancel8) else (c & 7) + 1
-                q = self._card_q(k, i, c & 7)
-                if r and q:
-                    shifted = np.zeros_like(dist)
-                    shifted[r:] = dist[:-r]
-                    dist = (1 - q) * dist + q * shifted
-            cdf = np.cumsum(dist)
-            win *= cdf
-            ge_tables.append((1.0 - np.concatenate(([0.0], cdf[:-1]))).tolist())
-        cached = self._tables[key] = (win.tolist(), ge_tables)
-        return cached
+    def _unseen(self, s: int) -> list[int]:
+        cards = super()._unseen(s)
+        return cards if self._cal is None else sorted(cards)
 
 
 class GreedyPlusAgent(GreedyAgent):
