@@ -22,11 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arboretum_env.agents import GreedyAgent, GreedyPlusAgent, TempoAgent  # noqa: E402
 from arboretum_env.agents.arena import play_game  # noqa: E402
+from arboretum_env.hints import ADVISORS as HEURISTICS  # noqa: E402  (name -> heuristic agent class)
 from training.tournament import wilson  # noqa: E402
-
-HEURISTICS = {"greedy": GreedyAgent, "greedy_plus": GreedyPlusAgent, "tempo": TempoAgent}
 
 
 class Timed:
