@@ -216,7 +216,8 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         # the compiled path (a mirror of the table, encoded by numba) where numba is installed,
         # else the interpreted incremental encoders
         self._table = np.zeros(jit_observation.TABLE_SIZE, np.int64) if jit_observation.available else None
-        self._observers = [IncrementalEncoder(self._encoder, p) for p in range(num_players)]
+        self._observers = ([] if self._table is not None else
+                           [IncrementalEncoder(self._encoder, p) for p in range(num_players)])
         self._state: Optional[GameState] = None
         self._pending: Optional[int] = None
         self._steps = 0
@@ -295,13 +296,13 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
             if self._table is not None:
                 self._mirror(state, mover, int(action))
         self._steps += 1
-        # who changed (for the observers' incremental updates): the mover, and the owner of a
-        # discard pile drawn from
-        touched = self._touched
-        touched[mover] = self._steps
-        code = action if type(action) is int else int(action)  # apply_id accepted int(action)
-        if DRAW_DISCARD <= code < PLAY_CARD:
-            touched[(mover + code - DRAW_DISCARD) % state.num_players] = self._steps
+        if self._observers:  # the interpreted path: who changed, for the incremental updates
+            # (the mover, and the owner of a discard pile drawn from)
+            touched = self._touched
+            touched[mover] = self._steps
+            code = action if type(action) is int else int(action)  # apply_id accepted int(action)
+            if DRAW_DISCARD <= code < PLAY_CARD:
+                touched[(mover + code - DRAW_DISCARD) % state.num_players] = self._steps
         if state.phase is _GAME_OVER:
             self._finish()
         else:
