@@ -19,34 +19,28 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from . import jit_observation
 from .actions import (
     DISCARD,
     DRAW_DECK,
     DRAW_DISCARD,
-    FRAME,
-    FRAME_CELLS,
     NUM_ACTIONS,
     PLAY_CARD,
     PLAY_CELL,
-    Decision,
     apply_id,
     decision_of,
+    write_mask,
 )
-from .engine import DECK, GameConfig, GameState, Phase, new_game, score, state_to_position
-from .engine.cards import CELL_STRIDE
-from .incremental_encoder import IncrementalEncoder
-from .observation import OBS_SIZE, ObservationEncoder, layout_table
+from .batch import observe as batch_observe
+from .batch import table as batch_table
+from .engine import DECK, GameConfig, GameState, IllegalActionError, Phase, new_game, score, state_to_position
+from .observation import OBS_SIZE, encode, layout_table
 from .table_view import TableView, table_view
 
 ENV_NAME = "arboretum_v0"
 REWARD_MODES = ("win_loss", "score_margin")
 MARGIN_SCALE = 20.0
 
-_GAME_OVER, _PLAY, _DISCARD, _DRAW_FIRST, _DRAW_SECOND = (
-    Phase.GAME_OVER, Phase.PLAY, Phase.DISCARD, Phase.DRAW_FIRST, Phase.DRAW_SECOND)
-_HALF = 128
-_ONES_CELLS = memoryview(np.ones(FRAME_CELLS, np.int8))
+_GAME_OVER, _PLAY = Phase.GAME_OVER, Phase.PLAY
 
 
 def env(**kwargs) -> AECEnv:
@@ -212,21 +206,18 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._encoder = ObservationEncoder()
-        # the compiled path (a mirror of the table, encoded by numba) where numba is installed,
-        # else the interpreted incremental encoders
-        self._table = np.zeros(jit_observation.TABLE_SIZE, np.int64) if jit_observation.available else None
-        self._observers = ([] if self._table is not None else
-                           [IncrementalEncoder(self._encoder, p) for p in range(num_players)])
+        # The compiled fast path with one game (numba); without numba the plain reference.
+        self._fast = batch_table.available
+        self._table = batch_table.new_tables(1)
+        self._observers = np.arange(num_players, dtype=np.int64).reshape(num_players, 1)
+        self._action = np.zeros(1, np.int64)
+        self._status = np.zeros(1, np.int64)
+        self._end_rewards = np.zeros((1, batch_table.SEATS))
         self._state: Optional[GameState] = None
         self._pending: Optional[int] = None
         self._steps = 0
-        self._obs_cache: dict[str, tuple[int, dict]] = {}
-        self._mask_step = -1  # the step of the cached mask of the player to move
-        self._mask_array: Optional[np.ndarray] = None
-        self._mask_view: Optional[memoryview] = None
-        self._mask_origin = (0, 0)
-        self._touched: list[int] = []
+        self._mask_step = -1
+        self._mask_array = np.zeros(NUM_ACTIONS, np.int8)
         self.final_rewards: Optional[dict[str, float]] = None
 
     # ------------------------------------------------------------------ spaces
@@ -242,6 +233,8 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         starting player, deal); ``seed=None`` draws fresh entropy (kept in ``state.seed``)."""
         if seed is None:
             seed = int(np.random.SeedSequence().entropy)
+        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"reset: seed must be an int or None, got {seed!r} ({type(seed).__name__})")
         self._start(new_game(self.config, int(seed)), None)  # == new_game(config, default_rng(seed))
 
     def reset_to(self, state: GameState, pending: Optional[int] = None) -> None:
@@ -256,18 +249,12 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         self._start(state, pending)
 
     def _start(self, state: GameState, pending: Optional[int]) -> None:
+        if self._fast:
+            batch_table.load(self._table[0], state, pending)  # ValueError: does not fit the frame
         self._state = state
         self._pending = pending
-        self._touched = [0] * state.num_players
         self._steps = 0
-        self._obs_cache = {}
         self._mask_step = -1
-        self._encoder.clear_cache()
-        if self._table is not None:
-            jit_observation.load(self._table, state)
-        else:
-            for observer in self._observers:
-                observer.clear()
         self.final_rewards = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -279,30 +266,26 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         if self._state.phase is _GAME_OVER:  # not reachable with the standard rules
             self._finish()
 
+    def _require_game(self, what: str) -> GameState:
+        if self._state is None:
+            raise RuntimeError(f"{ENV_NAME}: {what} before reset(): call reset() first")
+        return self._state
+
     def step(self, action) -> None:
+        state = self._require_game("step()")
+        if not self.agents:
+            raise RuntimeError(f"{ENV_NAME}: step() after the game ended and every agent stepped "
+                               f"out: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self._state
-        if type(action) is not int and isinstance(action, np.integer):
-            action = int(action)
-        mover = state.current_player
-        if (self._mask_step == self._steps and type(action) is int and 0 <= action < NUM_ACTIONS
-                and self._mask_view[action]):
-            self._apply_legal(state, action)  # the mask of this step says the engine accepts it
+        action = _action_id(action, state, self._pending)
+        if self._fast:
+            self._step_fast(state, action)
         else:
             self._pending = apply_id(state, self._pending, action)  # IllegalActionError: ValueError
-            if self._table is not None:
-                self._mirror(state, mover, int(action))
         self._steps += 1
-        if self._observers:  # the interpreted path: who changed, for the incremental updates
-            # (the mover, and the owner of a discard pile drawn from)
-            touched = self._touched
-            touched[mover] = self._steps
-            code = action if type(action) is int else int(action)  # apply_id accepted int(action)
-            if DRAW_DISCARD <= code < PLAY_CARD:
-                touched[(mover + code - DRAW_DISCARD) % state.num_players] = self._steps
         if state.phase is _GAME_OVER:
             self._finish()
         else:
@@ -310,42 +293,27 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         if self.render_mode == "human":
             self.render()
 
-    def _apply_legal(self, state: GameState, action: int) -> None:
-        """``apply_id`` for an id this step's mask allows (tests/test_env_masks.py checks that
-        both give the same states), mirrored in the compiled path's table."""
-        table = self._table
+    def _step_fast(self, state: GameState, action: int) -> None:
+        """Step the compiled row (which checks the action), then the engine state with the same
+        transition, unchecked (tests/test_batch.py checks that both stay equal)."""
+        t = self._table[0]
         p = state.current_player
+        cell = batch_table.play_cell_of(t, p, action) if PLAY_CELL <= action < DISCARD else 0
+        self._action[0] = action
+        batch_table.step(self._table, self._action, 0, self._status, self._end_rewards)
+        if self._status[0] == batch_table.ILLEGAL:
+            apply_id(state, self._pending, action)  # raises IllegalActionError, naming the reason
+            raise AssertionError(f"the compiled path refused action {action}, the engine took it")
         if action < PLAY_CARD:
-            source = DECK if action == DRAW_DECK else (p + action - DRAW_DISCARD) % state.num_players
-            card = state.draw_unchecked(source)
-            if table is not None:
-                jit_observation.apply(table, jit_observation.DRAW, p, card, source)
+            state.draw_unchecked(DECK if action == DRAW_DECK
+                                 else (p + action - DRAW_DISCARD) % state.num_players)
         elif action < PLAY_CELL:
             self._pending = action - PLAY_CARD
         elif action < DISCARD:
-            r0, c0 = self._mask_origin
-            i, j = divmod(action - PLAY_CELL, FRAME)
-            cell = (r0 + i) * CELL_STRIDE + c0 + j
-            card = self._pending
-            state.play_cell_unchecked(card, cell)
+            state.play_cell_unchecked(self._pending, cell)
             self._pending = None
-            if table is not None:
-                jit_observation.apply(table, jit_observation.PLAY, p, card, cell)
         else:
             state.discard_unchecked(action - DISCARD)
-            if table is not None:
-                jit_observation.apply(table, jit_observation.DISCARD_KIND, p, action - DISCARD, 0)
-
-    def _mirror(self, state: GameState, mover: int, action: int) -> None:
-        """Mirror in the table what ``apply_id`` just did with ``action`` (it was legal)."""
-        if action < PLAY_CARD:
-            source = DECK if action == DRAW_DECK else (mover + action - DRAW_DISCARD) % state.num_players
-            jit_observation.apply(self._table, jit_observation.DRAW, mover, state.drawn[-1], source)
-        elif PLAY_CELL <= action < DISCARD:
-            _, card, row, col, _ = state.history[-1]
-            jit_observation.apply(self._table, jit_observation.PLAY, mover, card, row * CELL_STRIDE + col)
-        elif action >= DISCARD:
-            jit_observation.apply(self._table, jit_observation.DISCARD_KIND, mover, action - DISCARD, 0)
 
     def _finish(self) -> None:
         result = score(self._state)
@@ -354,100 +322,61 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
             values = win_loss_rewards(self.num_players, result.winners)
         else:
             values = score_margin_rewards(result.totals)
-        winners = [names[p] for p in result.winners]
-        breakdown = result.to_dict()  # shared by the agents' infos: read it, do not change it
+        totals = [int(t) for t in result.totals]
+        won = [int(p in result.winners) for p in range(self.num_players)]
         for p, a in enumerate(names):
             self.rewards[a] = values[p]
             self.terminations[a] = True
-            self.infos[a] = {"score": breakdown, "winners": winners}
+            self.infos[a] = {"score": totals[p], "won": won[p], "scores": totals, "winners": won}
+        self._result = result
         self.final_rewards = dict(zip(names, values))
         self._accumulate_rewards()
 
+    def score_breakdown(self) -> dict:
+        """The score of the current state, per player the total and per species the right, the
+        points and the path (``ScoreResult.to_dict()``; final once the game is over)."""
+        return score(self._require_game("score_breakdown()")).to_dict()
+
     # ------------------------------------------------------------------ observations
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (NUM_ACTIONS,)}``, fresh
-        arrays computed once per agent and step (a second call in the same step returns the
-        same dict: do not modify it)."""
-        cached = self._obs_cache.get(agent)
-        if cached is not None and cached[0] == self._steps:
-            return cached[1]
-        state = self._state
+        """``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (NUM_ACTIONS,)}``: fresh
+        arrays, the caller's to keep or change (the env never reads them back)."""
+        state = self._require_game("observe()")
+        if agent not in self._index:
+            raise KeyError(f"{ENV_NAME}: no agent {agent!r} (agents: {', '.join(self.possible_agents)})")
         p = self._index[agent]
-        if self._table is not None:
-            observation = np.empty(OBS_SIZE, np.float32)
-            drawn = state.drawn
-            pending = self._pending
-            jit_observation.encode(
-                self._table, observation, p, state.current_player, int(decision_of(state, pending)),
-                len(state.deck), state.turn, drawn[0] if drawn else -1,
-                drawn[1] if len(drawn) > 1 else -1, -1 if pending is None else pending)
+        if self._fast:
+            observation = np.empty((1, OBS_SIZE), np.float32)
+            batch_observe.observe(self._table, self._observers[p], observation)
+            observation = observation[0]
         else:
-            observation = self._observers[p].update(state, self._pending, self._touched, self._steps).copy()
+            observation = encode(table_view(state, p, self._pending))
         if p == state.current_player and state.phase is not _GAME_OVER:
-            mask = self._mask()
+            mask = self._mask().copy()
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
-        obs = {"observation": observation, "action_mask": mask}
-        self._obs_cache[agent] = (self._steps, obs)
-        return obs
+        return {"observation": observation, "action_mask": mask}
 
     def action_masks(self) -> np.ndarray:
-        """The legal-action mask (int8) of the agent to move; all zeros once the game is over."""
-        if self._state.phase is _GAME_OVER:
+        """The legal-action mask (int8, a fresh array) of the agent to move; all zeros once the
+        game is over."""
+        if self._require_game("action_masks()").phase is _GAME_OVER:
             return np.zeros(NUM_ACTIONS, np.int8)
         return self._mask().copy()
 
     def _mask(self) -> np.ndarray:
-        """The mask of the player to move, cached per step (the array is shared: ``observe``
-        hands out this one, ``action_masks`` a copy)."""
-        if self._mask_step == self._steps:
-            return self._mask_array
-        mask = np.zeros(NUM_ACTIONS, np.int8)
-        mv = memoryview(mask)
-        state = self._state
-        p = state.current_player
-        phase = state.phase
-        if self._table is not None:
-            pending = self._pending
-            decision = decision_of(state, pending)
-            jit_observation.write_mask(self._table, mask, p, int(decision), len(state.deck),
-                                       -1 if pending is None else pending)
-            if decision is Decision.PLAY_CELL:
-                t = self._table
-                self._mask_origin = (int(t[jit_observation.T_ORIGIN + 2 * p]),
-                                     int(t[jit_observation.T_ORIGIN + 2 * p + 1]))
-        elif phase is _PLAY:
-            pending = self._pending
-            if pending is None:
-                for c in state.hands[p]:
-                    mv[PLAY_CARD + c] = 1
+        """The mask of the player to move, computed once per step (internal: hand out copies)."""
+        if self._mask_step != self._steps:
+            if self._fast:
+                batch_observe.masks(self._table, self._mask_array.reshape(1, NUM_ACTIONS))
             else:
-                arboretum = state.arboretums[p]
-                self._mask_origin = r0, c0 = self._encoder.arboretum(arboretum).origin
-                if not arboretum:
-                    mv[PLAY_CELL:PLAY_CELL + FRAME_CELLS] = _ONES_CELLS
-                else:
-                    base = PLAY_CELL - r0 * FRAME - c0
-                    for cell in state.frontier[p]:
-                        row = (cell + _HALF) >> 8
-                        mv[base + row * FRAME + cell - (row << 8)] = 1
-        elif phase is _DISCARD:
-            for c in state.hands[p]:
-                mv[DISCARD + c] = 1
-        elif phase is not _GAME_OVER:  # a draw
-            if state.deck:
-                mv[DRAW_DECK] = 1
-            n = state.num_players
-            discards = state.discards
-            for k in range(n):
-                if discards[p + k - n]:  # (p + k) % n, as a negative index
-                    mv[DRAW_DISCARD + k] = 1
-        self._mask_step, self._mask_array, self._mask_view = self._steps, mask, mv
-        return mask
+                write_mask(self._state, self._pending, self._mask_array)
+            self._mask_step = self._steps
+        return self._mask_array
 
     def table_view(self, agent: str) -> TableView:
         """What ``agent`` may know now (``TableView``): for heuristic agents."""
-        return table_view(self._state, self._index[agent], self._pending)
+        return table_view(self._require_game("table_view()"), self._index[agent], self._pending)
 
     # ------------------------------------------------------------------ state access
     @property
@@ -462,7 +391,16 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
 
     def position(self) -> dict:
         """The current state as a position document (``engine.state_to_position``)."""
-        return state_to_position(self._state)
+        return state_to_position(self._require_game("position()"))
+
+    # ------------------------------------------------------------------ copies
+    def __getstate__(self) -> dict:
+        """Pickling and ``copy.deepcopy`` keep the game in progress: the copy continues
+        exactly as the original would."""
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
 
     # ------------------------------------------------------------------ rendering
     def render(self):
@@ -471,10 +409,11 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
             return None
         from . import render as _render
 
-        viewer = self._state.current_player if self.render_viewer is None else self.render_viewer
+        state = self._require_game("render()")
+        viewer = state.current_player if self.render_viewer is None else self.render_viewer
         if self.render_mode == "rgb_array":
-            return _render.render_rgb_array(self._state, viewer)
-        text = _render.render_ansi(self._state, viewer)
+            return _render.render_rgb_array(state, viewer)
+        text = _render.render_ansi(state, viewer)
         if self.render_mode == "human":
             print(text)
             return None
@@ -485,6 +424,16 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
 
     def __str__(self) -> str:
         return ENV_NAME
+
+
+def _action_id(action, state: GameState, pending: Optional[int]) -> int:
+    """``action`` as an int id: ints and numpy integers only (0.7, "0", True are refused,
+    never rounded), else ``IllegalActionError`` naming it."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)
+    raise IllegalActionError(
+        f"illegal action {action!r}: an action is an int id in 0..{NUM_ACTIONS - 1}, not "
+        f"{type(action).__name__} (decision {decision_of(state, pending).name})")
 
 
 def _register() -> None:

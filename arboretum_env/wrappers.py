@@ -21,8 +21,9 @@ after the discard of whoever drew the last card; PettingZoo's SB3 tutorial drops
 * Opponents: ``set_opponents(pool)`` replaces the pool from the next ``reset``; each episode
   draws one opponent per non-learner seat from the pool (uniformly, with replacement). For
   self-play with vectorised envs: ``vec_env.env_method("set_opponents", pool)``.
-* ``info`` at the end of an episode: ``score`` (``ScoreResult.to_dict()``), ``winners`` (player
-  indexes), ``learner_seat``, ``final_scores``, ``win`` (the learner is among the winners),
+* ``info`` at the end of an episode: ``score`` (the learner's total; the breakdown is
+  ``env.env.score_breakdown()``), ``winners`` (player indexes), ``learner_seat``,
+  ``final_scores``, ``win`` (the learner is among the winners),
   ``shared_win``, ``is_success`` (= ``win``; SB3 logs it as the success rate).
 * Pickling keeps the configuration (arguments and the current opponent pool), not the game in
   progress, as PettingZoo's ``EzPickle`` does: call ``reset()`` after unpickling. Opponents must
@@ -232,14 +233,13 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _final_info(self) -> dict:
         info = self.env.infos[self.agent]
-        winners = [self.env.possible_agents.index(a) for a in info["winners"]]
-        score = info["score"]
+        winners = [p for p, won in enumerate(info["winners"]) if won]
         win = self.seat in winners
         return {
-            "score": score,
+            "score": info["score"],
             "winners": winners,
             "learner_seat": self.seat,
-            "final_scores": [p["total"] for p in score["players"]],
+            "final_scores": info["scores"],
             "win": win,
             "shared_win": win and len(winners) > 1,
             "is_success": win,

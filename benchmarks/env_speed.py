@@ -16,9 +16,9 @@ this process's CPU time beside them, less sensitive to other processes on a shar
 ours / connect_four (targets: >= 1.2 through ``env()``, >= 1.5 through ``raw_env()``, on wall
 time) and the machine's load average.
 
-The env observes through its compiled path (``arboretum_env.jit_observation``, numba) where numba
-is installed; ``--interpreted`` measures the fallback used without numba (the incremental
-encoder). The JSON says which ran (``compiled``).
+The env runs its game on the compiled fast path (``arboretum_env.batch``, one game; numba) where
+numba is installed; ``--interpreted`` measures the fallback used without numba (the engine with
+the reference encoder). The JSON says which ran (``compiled``).
 
     python benchmarks/env_speed.py [--seconds 1.0] [--rounds 7] [--seed 0] [--interpreted]
 """
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pettingzoo.classic import connect_four_v3  # noqa: E402
 
-from arboretum_env import jit_observation  # noqa: E402
+from arboretum_env.batch import table as batch_table  # noqa: E402
 from arboretum_env.engine import jit_gains  # noqa: E402
 from arboretum_env.env import env as arboretum_env  # noqa: E402
 from arboretum_env.env import raw_env as arboretum_raw_env  # noqa: E402
@@ -82,7 +82,7 @@ def main(argv=None) -> dict:
                         help="measure the env without its numba kernels (the fallback without numba)")
     args = parser.parse_args(argv)
     if args.interpreted:
-        jit_observation.available = jit_gains.available = False
+        batch_table.available = jit_gains.available = False
 
     makers = {"connect_four_v3/env": connect_four_v3.env, "connect_four_v3/raw_env": connect_four_v3.raw_env}
     for n in (2, 3, 4):
@@ -141,7 +141,7 @@ def main(argv=None) -> dict:
         "ratio_range_over_rounds": spread,
         "min_ratio_env": minimum(ratios, "/env"),
         "min_ratio_raw_env": minimum(ratios, "raw_env"),
-        "compiled": jit_observation.available,
+        "compiled": batch_table.available,
         "targets": {"env": TARGET_ENV, "raw_env": TARGET_RAW},
         "targets_met": {"env": minimum(ratios, "/env") >= TARGET_ENV,
                         "raw_env": minimum(ratios, "raw_env") >= TARGET_RAW},

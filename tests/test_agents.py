@@ -27,7 +27,7 @@ from arboretum_env.engine import (
     pack_cell,
     score,
 )
-from arboretum_env.observation import OBS_SIZE, ObservationEncoder
+from arboretum_env.observation import OBS_SIZE, encode
 from arboretum_env.table_view import table_view
 
 C, D, J, O, L, G = range(6)  # cassia, dogwood, jacaranda, olive, lilac, magnolia
@@ -263,7 +263,6 @@ def test_greedy_keeps_a_card_that_wins_the_right_to_its_path():
 
 # ----------------------------------------------------------------------------- the game loop
 def test_play_game_gives_agents_the_env_observation_and_the_view():
-    encoder = ObservationEncoder()
     calls = []
 
     class Recorder(Agent):
@@ -273,7 +272,7 @@ def test_play_game_gives_agents_the_env_observation_and_the_view():
         def act(self, observation, action_mask, view=None):
             assert view.view.observer == self.seat and view.on_turn
             assert observation.shape == (OBS_SIZE,) and observation.dtype == np.float32
-            np.testing.assert_array_equal(observation, encoder.encode(view))
+            np.testing.assert_array_equal(observation, encode(view))
             legal = np.flatnonzero(action_mask)
             calls.append(len(legal))
             return int(self.rng.choice(legal))

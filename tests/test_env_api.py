@@ -134,12 +134,23 @@ def test_pickling():
     assert copy.state.to_dict() == e.state.to_dict()
 
 
-def test_observe_twice_same_step_is_cached():
+def test_observe_returns_fresh_arrays_the_env_never_reads_back():
+    """Issue 13.9: writing into a returned mask must not make an illegal move legal."""
     e = raw_env(num_players=2)
     e.reset(seed=1)
-    a = e.observe("player_0")
-    assert e.observe("player_0") is a
-    assert e.observe("player_1") is not a
+    agent = e.agent_selection
+    a = e.observe(agent)
+    b = e.observe(agent)
+    assert a["observation"] is not b["observation"] and a["action_mask"] is not b["action_mask"]
+    assert np.array_equal(a["observation"], b["observation"])
+    illegal = int(np.flatnonzero(a["action_mask"] == 0)[0])
+    a["action_mask"][:] = 1
+    e.action_masks()[:] = 1
+    before = e.state.to_dict()
+    with pytest.raises(ValueError, match="illegal action"):
+        e.step(illegal)
+    assert e.state.to_dict() == before
+    assert e.observe(agent)["action_mask"][illegal] == 0
 
 
 def test_render_modes(monkeypatch, capsys):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arboretum_env import jit_observation
+from arboretum_env.batch import observe as batch_observe
+from arboretum_env.batch import table as batch_table
 from arboretum_env.actions import apply_id, legal_ids
 from arboretum_env.engine import GameConfig, Phase, new_game
 from arboretum_env.env import raw_env
-from arboretum_env.incremental_encoder import IncrementalEncoder
-from arboretum_env.observation import ObservationEncoder
+from arboretum_env.observation import encode
 from arboretum_env.table_view import table_view
 
 
@@ -60,17 +60,19 @@ def test_reshuffling_hidden_cards_changes_no_observation(num_players):
     checked = moved = 0
     for state, pending in random_positions(num_players, 6, seed=num_players):
         for observer in range(num_players):
-            before = ObservationEncoder().encode(table_view(state, observer, pending)).copy()
+            before = encode(table_view(state, observer, pending)).copy()
             shuffled = state.clone()
             if not reshuffle_hidden(shuffled, observer, rng):
                 continue
             moved += shuffled.to_dict() != state.to_dict()
-            after = ObservationEncoder().encode(table_view(shuffled, observer, pending))
+            after = encode(table_view(shuffled, observer, pending))
             assert np.array_equal(before, after), (observer, np.flatnonzero(before != after))
-            fast = ObservationEncoder().encode_state(shuffled, observer, pending)
-            assert np.array_equal(before, fast)
-            incremental = IncrementalEncoder(ObservationEncoder(), observer)
-            assert np.array_equal(before, incremental.update(shuffled, pending))
+            if batch_table.available:  # the compiled fast path, from the reshuffled state
+                table = batch_table.new_tables(1)
+                batch_table.load(table[0], shuffled, pending)  # the kernel shows it to the mover only
+                fast = np.zeros((1, before.size), np.float32)
+                batch_observe.observe(table, np.array([observer]), fast)
+                assert np.array_equal(before, fast[0])
             checked += 1
     assert checked > 300 and moved > checked // 2
 
@@ -78,11 +80,11 @@ def test_reshuffling_hidden_cards_changes_no_observation(num_players):
 @pytest.mark.parametrize("num_players,compiled", [(2, True), (4, True), (2, False), (4, False)])
 def test_env_observations_survive_reshuffles_mid_game(num_players, compiled, monkeypatch):
     """The env's observers, mid-game, see nothing of a reshuffle of their hidden cards: the
-    compiled path (its mirror of the table reloaded from the reshuffled state) and the
-    interpreted incremental observers (whose caches must not hold hidden information either)."""
-    if compiled and not jit_observation.available:
+    compiled path (its one-game table reloaded from the reshuffled state) and the reference
+    encoder used without numba."""
+    if compiled and not batch_table.available:
         pytest.skip("numba is not installed")
-    monkeypatch.setattr(jit_observation, "available", compiled)
+    monkeypatch.setattr(batch_table, "available", compiled)
     rng = np.random.default_rng(7)
     e = raw_env(num_players=num_players)
     e.reset(seed=7)
@@ -93,10 +95,9 @@ def test_env_observations_survive_reshuffles_mid_game(num_players, compiled, mon
             before = e.observe(agent)["observation"].copy()
             keep = () if e.pending is None else (e.pending,)
             if rng.random() < 0.3 and reshuffle_hidden(e.state, observer, rng, keep):
-                e._obs_cache.clear()  # observe again at this step, on the reshuffled state,
-                e._mask_step = -1  # whose hidden hands changed behind the env's back
-                if compiled:
-                    jit_observation.load(e._table, e.state)
+                e._mask_step = -1  # observe again at this step, on the reshuffled state,
+                if compiled:  # whose hidden hands changed behind the env's back
+                    batch_table.load(e._table[0], e.state, e.pending)
                 assert np.array_equal(e.observe(agent)["observation"], before)
                 checked += 1
         legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
@@ -117,6 +118,6 @@ def test_what_other_players_drew_from_the_deck_stays_hidden():
     assert tv.view.drawn == (state.drawn[1],)
     first, second = sorted(state.hands[0])[:2]
     assert table_view(state, 1, first).pending is None
-    a = ObservationEncoder().encode(table_view(state, 1, first)).copy()
-    b = ObservationEncoder().encode(table_view(state, 1, second))
+    a = encode(table_view(state, 1, first)).copy()
+    b = encode(table_view(state, 1, second))
     assert np.array_equal(a, b)  # which card was chosen stays hidden (that one was, is public)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arboretum_env import jit_observation
+from arboretum_env.batch import table as batch_table
 from arboretum_env.actions import NUM_ACTIONS, IllegalActionError, apply_id, legal_ids
 from arboretum_env.env import raw_env
 
@@ -46,9 +46,9 @@ def states_through_env(num_players: int, games: int, seed: int):
 @pytest.mark.parametrize("num_players,compiled", [(2, True), (3, True), (4, True), (3, False)])
 def test_mask_of_the_mover_only(num_players, compiled, monkeypatch):
     """With the compiled masks (numba) and with the interpreted ones used without numba."""
-    if compiled and not jit_observation.available:
+    if compiled and not batch_table.available:
         pytest.skip("numba is not installed")
-    monkeypatch.setattr(jit_observation, "available", compiled)
+    monkeypatch.setattr(batch_table, "available", compiled)
     steps = 0
     for e in states_through_env(num_players, 8, seed=num_players):
         mask = e.observe(e.agent_selection)["action_mask"]

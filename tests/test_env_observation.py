@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arboretum_env import jit_observation
+from arboretum_env.batch import table as batch_table
 from arboretum_env import observation as O
 from arboretum_env.actions import FRAME, PLAY_CELL, Decision, apply_id, frame_origin, legal_ids
 from arboretum_env.engine import GameConfig, Phase, best_path, jit_gains, new_game, random_playout
@@ -18,11 +18,10 @@ from arboretum_env.observation import (
     OBS_SIZE,
     OFFSETS,
     SECTIONS,
-    ObservationEncoder,
+    encode,
     layout_table,
 )
 from arboretum_env.engine.path_dp import best_points, placement_gains
-from arboretum_env.incremental_encoder import IncrementalEncoder
 from arboretum_env.table_view import table_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,12 +75,11 @@ def test_docs_table_equals_sections():
 
 # ---------------------------------------------------------------------------- meaning
 def test_sections_mean_what_the_docs_say():
-    encoder = ObservationEncoder()
     checked = 0
     for state, pending in random_games(6, seed=1):
         n = state.num_players
         for p in range(n):
-            obs = encoder.encode(table_view(state, p, pending)).copy()
+            obs = encode(table_view(state, p, pending)).copy()
             assert obs.dtype == np.float32 and obs.shape == (OBS_SIZE,)
             assert 0.0 <= obs.min() and obs.max() <= 1.0
             seat = [(p + k) % n for k in range(n)]
@@ -132,12 +130,11 @@ def test_sections_mean_what_the_docs_say():
 
 
 def test_gain_plane_only_for_the_mover_in_play_cell():
-    encoder = ObservationEncoder()
     seen = 0
     for state, pending in random_games(6, seed=2):
         for p in range(state.num_players):
             tv = table_view(state, p, pending)
-            gain = section(encoder.encode(tv), "gain_plane")
+            gain = section(encode(tv), "gain_plane")
             if tv.decision is Decision.PLAY_CELL and p == state.current_player:
                 legal = [i - PLAY_CELL for i in legal_ids(state, pending)]
                 assert set(np.flatnonzero(gain)) == set(legal)
@@ -162,7 +159,7 @@ def test_hand_sums_and_rights():
     filler = [c for c in range(64) if c >> 3 not in (3, 6)]
     _deal(state, [{m8, o2, *filler[:5]}, {m1, m3, *filler[5:10]}, set(filler[10:17])])
     state.known[1] = {m1}  # player 1 took maple 1 from a discard pile: everyone knows it
-    obs = ObservationEncoder().encode(table_view(state, 0, None))
+    obs = encode(table_view(state, 0, None))
     sums = section(obs, "hand_sums").reshape(4, 10)
     assert sums[0][6] == 0  # the 8 is cancelled by the visible 1
     assert sums[1][6] == pytest.approx(1 / 36)  # only the known maple 1 is visible
@@ -170,50 +167,29 @@ def test_hand_sums_and_rights():
     rights = section(obs, "rights")
     assert rights[6] == 0 and rights[3] == 1
     assert set(np.flatnonzero(rights)) == set(state.species) - {6}
-    obs1 = ObservationEncoder().encode(table_view(state, 1, None))
+    obs1 = encode(table_view(state, 1, None))
     assert section(obs1, "hand_sums").reshape(4, 10)[0][6] == pytest.approx(4 / 36)  # 1 + 3
     assert section(obs1, "rights")[6] == 1
     state.known[1] = set()  # nobody knows of the 1: the observer keeps its 8 and the right
-    obs = ObservationEncoder().encode(table_view(state, 0, None))
+    obs = encode(table_view(state, 0, None))
     assert section(obs, "hand_sums").reshape(4, 10)[0][6] == pytest.approx(8 / 36)
     assert section(obs, "rights")[6] == 1
 
 
 # ---------------------------------------------------------------------------- fast paths
-def test_state_path_and_incremental_path_equal_full_encode():
-    rng = np.random.default_rng(3)
-    full, fast = ObservationEncoder(), ObservationEncoder()
-    incremental = {}
-    compared = 0
-    for state, pending in random_games(24, seed=3):
-        n = state.num_players
-        if state.turn == 0 and pending is None and not state.history:
-            shared = ObservationEncoder()
-            incremental = {p: IncrementalEncoder(shared, p) for p in range(n)}
-        for p in range(n):
-            expected = full.encode(table_view(state, p, pending)).copy()
-            assert np.array_equal(fast.encode_state(state, p, pending).copy(), expected)
-            if p == state.current_player or rng.random() < 0.4:  # observers skip steps
-                assert np.array_equal(incremental[p].update(state, pending), expected)
-            compared += 1
-    assert compared > 3000
-
-
 @pytest.mark.parametrize("num_players,compiled", [(2, True), (3, True), (4, True), (3, False)])
 def test_env_observations_equal_full_encode(num_players, compiled, monkeypatch):
-    """The env's observations (compiled: the mirrored table encoded by numba; interpreted:
-    the incremental observers, which skip the seats nobody changed since their last look)
-    must equal a full encode of the agent's TableView at every step, also after steps taken
+    """The env's observations (compiled: the fast path's one-game table encoded by numba;
+    without numba: the reference encoder) must equal the reference encode of the agent's TableView at every step, also after steps taken
     without a look at the mask (the checked path) and after ``reset_to`` a game in progress;
     the masks must be the legal ids."""
-    if compiled and not jit_observation.available:
+    if compiled and not batch_table.available:
         pytest.skip("numba is not installed")
     monkeypatch.setattr(jit_gains, "available", compiled)
-    monkeypatch.setattr(jit_observation, "available", compiled)
+    monkeypatch.setattr(batch_table, "available", compiled)
     rng = np.random.default_rng(30 + num_players)
     e = raw_env(num_players=num_players)
-    assert (e._table is not None) == compiled
-    full = ObservationEncoder()
+    assert e._fast == compiled
     compared = 0
     for game in range(5):
         if game < 4:
@@ -229,7 +205,7 @@ def test_env_observations_equal_full_encode(num_players, compiled, monkeypatch):
             for agent in e.possible_agents:
                 if agent == e.agent_selection or rng.random() < 0.3:
                     got = e.observe(agent)["observation"]
-                    assert np.array_equal(got, full.encode(e.table_view(agent)))
+                    assert np.array_equal(got, encode(e.table_view(agent)))
                     compared += 1
             if rng.random() < 0.2:  # no look at the mask: the env checks the id itself
                 legal = legal_ids(e.state, e.pending)
@@ -239,28 +215,8 @@ def test_env_observations_equal_full_encode(num_players, compiled, monkeypatch):
                 assert list(legal) == legal_ids(e.state, e.pending)
             e.step(int(legal[int(rng.random() * len(legal))]))
         for agent in e.possible_agents:  # the final observations too
-            assert np.array_equal(e.observe(agent)["observation"], full.encode(e.table_view(agent)))
+            assert np.array_equal(e.observe(agent)["observation"], encode(e.table_view(agent)))
     assert compared > 800
-
-
-def test_cached_arboretum_features_equal_fresh_ones():
-    for state, _ in random_games(9, seed=4):
-        if state.phase is not Phase.GAME_OVER:
-            continue
-        for arboretum in state.arboretums:
-            cells = list(arboretum.items())
-            encoder = ObservationEncoder()
-            grown = {}
-            for cell, card in cells:  # grow one card at a time, as in a game
-                grown[cell] = card
-                entry = encoder.arboretum(grown)
-                fresh = ObservationEncoder().arboretum(dict(grown))
-                assert entry.points == fresh.points == [best_path(grown, s)[0] for s in range(10)]
-                assert entry.origin == fresh.origin == frame_origin(grown)
-                assert bytes(entry.summary_view) == bytes(fresh.summary_view)
-                assert bytes(entry.planes_view) == bytes(fresh.planes_view)
-                assert entry.species_values() == fresh.species_values()
-                assert entry.frontier() == fresh.frontier()
 
 
 # ---------------------------------------------------------------------------- path features
@@ -308,14 +264,14 @@ def test_compiled_frame_gains_equal_brute_force():
     """``engine.jit_gains.frame_gains`` (the env's gain plane) on every free cell of an
     arboretum's action frame, for every card not in it, against re-scoring with the card there."""
     rng = np.random.default_rng(11)
-    encoder = ObservationEncoder()
     checked = 0
     line = {col: 16 + col for col in range(8) if col != 2}  # a pure 1..8 of jacaranda but its 3
     for trial in range(121):
         arboretum = line if trial == 0 else _few_species_arboretum(rng, int(rng.integers(1, 15)))
-        entry = encoder.arboretum(arboretum)
-        r0, c0 = entry.origin
-        cells, cards = entry.arrays()
+        r0, c0 = frame_origin(arboretum)
+        cells = np.array([((c + 128) >> 8) * FRAME - r0 * FRAME + c - (((c + 128) >> 8) << 8) - c0
+                          for c in arboretum], np.int64)
+        cards = np.array(list(arboretum.values()), np.int64)
         free = {n for cell in arboretum for n in (cell + 1, cell - 1, cell + 256, cell - 256)
                 if n not in arboretum}
         others = [c for c in range(80) if c not in arboretum.values()]

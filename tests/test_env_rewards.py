@@ -41,9 +41,14 @@ def test_win_loss_rewards_and_infos_at_game_end(num_players):
         assert sum(rewards.values()) == pytest.approx(0)
         assert rewards == pytest.approx(e.final_rewards)
         winners = [f"player_{p}" for p in result.winners]
+        flags = [int(p in result.winners) for p in range(num_players)]
+        assert e.score_breakdown() == result.to_dict()
         for agent, (reward, info) in seen.items():
-            assert info["winners"] == winners
-            assert info["score"] == result.to_dict()
+            p = e.possible_agents.index(agent)
+            # flat: numbers and fixed-length lists only (frameworks stack infos into arrays)
+            assert info == {"score": result.totals[p], "won": flags[p], "scores": list(result.totals),
+                            "winners": flags}
+            assert np.asarray([info["scores"], info["winners"]]).shape == (2, num_players)
             if agent not in winners:
                 assert reward == pytest.approx(-1 / (num_players - 1))
         if len(winners) == 1:
@@ -105,8 +110,7 @@ def test_shared_wins_through_the_env(num_players, planted, winners):
     e.reset_to(state)
     e.step(DISCARD + min(state.hands[0]))
     assert all(e.terminations.values())
-    names = [f"player_{p}" for p in winners]
-    assert e.infos["player_0"]["winners"] == names
+    assert e.infos["player_0"]["winners"] == [int(p in winners) for p in range(num_players)]
     expected = win_loss_rewards(num_players, winners)
     assert [e.rewards[a] for a in e.possible_agents] == pytest.approx(expected)
     assert sum(e.rewards.values()) == pytest.approx(0)

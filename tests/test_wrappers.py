@@ -72,7 +72,7 @@ def test_the_learner_gets_minus_one_in_every_lost_game_even_when_an_opponent_end
         rewards, info, _ = play_episode(env, rng)
         state = env.env.state
         result = score(state)
-        assert info["score"] == result.to_dict()
+        assert info["score"] == result.totals[env.seat]
         assert info["winners"] == list(result.winners)
         assert info["final_scores"] == list(result.totals)
         assert info["learner_seat"] == env.seat

@@ -239,7 +239,7 @@ def play_interactive(opponents: Sequence, num_players: int = 2, seat: int = 0, s
                      input_fn: Callable[[str], str] = input, out: TextIO = sys.stdout,
                      names: Optional[Sequence[str]] = None) -> PlayOutcome:
     """Play one game: the person in ``seat``, ``opponents`` (agents, in seat order) elsewhere."""
-    from arboretum_env.observation import ObservationEncoder
+    from arboretum_env.observation import encode
     from arboretum_env.render import render_ansi
     from arboretum_env.engine.position import format_table
     from arboretum_env.table_view import table_view
@@ -254,7 +254,6 @@ def play_interactive(opponents: Sequence, num_players: int = 2, seat: int = 0, s
                 + ", ".join(f"P{p}: {names[p]}" for p in range(num_players) if p != seat) + ".")
     console.say("Type h at any prompt for help, q to quit.")
     console.show_table = lambda: console.say(render_ansi(state, seat))
-    encoder = ObservationEncoder()
     mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
     pending = None
     try:
@@ -272,7 +271,7 @@ def play_interactive(opponents: Sequence, num_players: int = 2, seat: int = 0, s
                 continue
             A.write_mask(state, pending, mask)
             tv = table_view(state, p, pending)
-            action = int(agents[p].act(encoder.encode(tv), mask, tv))
+            action = int(agents[p].act(encode(tv), mask, tv))
             line = describe_move(state, pending, action)
             pending = A.apply_id(state, pending, action)
             if line:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import actions as A
 from ..engine import GameConfig, GameState, ScoreResult, new_game, score
-from ..observation import ObservationEncoder
+from ..observation import encode
 from ..table_view import table_view
 from .base import as_policy
 
@@ -35,7 +35,6 @@ def play_game(agents: Sequence[AgentLike], num_players: Optional[int] = None,
     if len(agents) != state.num_players:
         raise ValueError(f"{len(agents)} agents for a {state.num_players}-player game")
     policies = [as_policy(a) for a in agents]
-    encoder = ObservationEncoder()
     mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
     pending = None
     for _ in range(max_decisions):
@@ -45,7 +44,7 @@ def play_game(agents: Sequence[AgentLike], num_players: Optional[int] = None,
         A.write_mask(state, pending, mask)
         tv = table_view(state, p, pending)
         # fresh arrays: agents may keep them
-        action = policies[p](encoder.encode(tv).copy(), mask.copy(), tv)
+        action = policies[p](encode(tv).copy(), mask.copy(), tv)
         pending = A.apply_id(state, pending, action)
     raise RuntimeError(f"game not over after {max_decisions} decisions")
 

@@ -64,11 +64,13 @@ _RIGHT = SpeciesScore(True, 0, ())
 
 def species_sums(hands: Sequence[Iterable[int]], species: int) -> list[int]:
     """Each player's hand sum of ``species`` after "1 cancels 8"."""
-    return [sums[species] for sums in _all_sums(hands)]
+    return [sums[species] for sums in hand_sums(hands)]
 
 
-def _all_sums(hands: Sequence[Iterable[int]]) -> list[list[int]]:
-    """Per player, per species (all 10): the hand sum after "1 cancels 8"."""
+def hand_sums(hands: Sequence[Iterable[int]]) -> list[list[int]]:
+    """Per player, per species (all 10): the hand sum after "1 cancels 8" (an 8 counts 0 when
+    another of ``hands`` holds the 1 of its species). The scorer applies it to whole hands,
+    the observation to what one seat sees of them."""
     sums = [[0] * 10 for _ in hands]
     ones = [0] * 10  # how many players hold the 1 of each species
     for hand, row in zip(hands, sums):
@@ -101,7 +103,7 @@ def score_position(
     """Score a finished (or any) position: hands and arboretums per player."""
     hands = [h if isinstance(h, (set, frozenset)) else set(h) for h in hands]
     species_in_play = sorted(species_in_play)
-    sums = _all_sums(hands)
+    sums = hand_sums(hands)
     right_table = {}
     for s in species_in_play:
         top = max(row[s] for row in sums)
