@@ -266,6 +266,10 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         if self._state.phase is _GAME_OVER:  # not reachable with the standard rules
             self._finish()
 
+    def last(self, observe: bool = True):
+        self._require_game("last()")
+        return super().last(observe)
+
     def _require_game(self, what: str) -> GameState:
         if self._state is None:
             raise RuntimeError(f"{ENV_NAME}: {what} before reset(): call reset() first")

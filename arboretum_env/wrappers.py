@@ -175,10 +175,12 @@ class SingleAgentEnv(gymnasium.Env):
         if self._done:
             raise RuntimeError("step() called after the episode ended: call reset()")
         mask = self.env.action_masks()
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise ValueError(f"action must be an integer id, got {action!r}") from None
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(()).item()  # SB3 hands out 0-d or 1-element arrays
+        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+            raise ValueError(f"action must be an integer id, got {action!r} ({type(action).__name__}); "
+                             f"nothing is rounded")
+        a = int(action)
         if not (0 <= a < NUM_ACTIONS) or not mask[a]:
             legal = ", ".join(str(i) for i in np.flatnonzero(mask))
             raise ValueError(f"illegal action {action!r} ({describe(a)}) for the learner "
