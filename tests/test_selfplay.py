@@ -1,0 +1,118 @@
+"""The batched self-play trainer: returns per seat, a tiny run's outputs, resume, and its config."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from arboretum_env.batch import table as batch_table
+from training.selfplay import _gae
+from training.selfplay_config import ConfigKeyError, selfplay_config
+
+needs_numba = pytest.mark.skipif(not batch_table.available, reason="numba is not installed")
+
+
+def _gae_reference(values, rewards, dones, nexts, bootstrap, gamma, lam):
+    """GAE written the slow, obvious way: walk each seat's chain forward from its start."""
+    n = len(values)
+    starts = set(range(n)) - {k for k in nexts if k >= 0}
+    adv = np.zeros(n)
+    for s in starts:
+        chain = [s]
+        while not dones[chain[-1]] and nexts[chain[-1]] >= 0:
+            chain.append(nexts[chain[-1]])
+        deltas = []
+        for i, j in enumerate(chain):
+            if dones[j]:
+                nv = 0.0
+                r = rewards[j]
+            else:
+                nv = values[chain[i + 1]] if i + 1 < len(chain) else bootstrap[j]
+                r = 0.0
+            deltas.append(r + gamma * nv - values[j])
+        for i, j in enumerate(chain):
+            adv[j] = sum((gamma * lam) ** (k - i) * deltas[k] for k in range(i, len(chain)))
+    return adv
+
+
+def test_gae_follows_each_seats_own_chain():
+    rng = np.random.default_rng(0)
+    # two interleaved seats of one game, then a second game for seat 0 (bootstrapped)
+    order = [0, 1, 0, 1, 0, 1, 0, 1]  # seat per buffer index
+    values = rng.normal(size=8).astype(np.float32)
+    rewards = np.zeros(8, np.float32)
+    dones = np.zeros(8, bool)
+    nexts = np.array([2, 3, 4, 5, -1, -1, 7, -1])
+    dones[4], rewards[4] = True, 1.0  # seat 0 wins on its third decision
+    dones[5], rewards[5] = True, -1.0  # seat 1's last decision gets its loss
+    bootstrap = rng.normal(size=8).astype(np.float32)
+    adv = np.zeros(8, np.float32)
+    _gae(values, rewards, dones, nexts, bootstrap, 0.99, 0.9, adv)
+    expected = _gae_reference(values, rewards, dones, nexts, bootstrap, 0.99, 0.9)
+    assert adv == pytest.approx(expected, abs=1e-5)
+    assert order  # seats alternate: each chain skips the other seat's entries
+
+
+@pytest.mark.parametrize("data,message", [
+    ({"total_steps": 0}, "total_steps"), ({"learning_rate": float("nan")}, "finite"),
+    ({"gamma": 5.0}, "gamma"), ({"clip_coef": -0.2}, "clip_coef"), ({"seed": -1}, "seed"),
+    ({"eval_every": 0}, "eval_every"), ({"snapshot_every": -1}, "snapshot_every"),
+    ({"eval_opponents": ["nobody"]}, "eval_opponents"), ({"num_envs": 1.5}, "num_envs"),
+    ({"lerning_rate": 0.1}, "did you mean 'learning_rate'"), ({"run_name": "../x"}, "run_name"),
+])
+def test_config_values_are_checked_by_name(data, message):
+    with pytest.raises(ConfigKeyError, match=message):
+        selfplay_config(data, "test")
+
+
+@needs_numba
+def test_a_tiny_run_writes_its_outputs_and_resumes(tmp_path):
+    from training.selfplay import train_selfplay
+    from training.selfplay_io import RunFolderError
+
+    base = {"run_name": "tiny", "runs_dir": str(tmp_path), "num_envs": 8, "rollout_steps": 16,
+            "total_steps": 300, "eval_every": 150, "eval_games": 2, "final_eval_games": 2,
+            "snapshot_every": 100, "minibatch_size": 64, "torch_threads": 1,
+            "eval_opponents": ["random"], "final_eval_opponents": ["random"]}
+    result = train_selfplay(selfplay_config(base), progress=False)
+    folder = tmp_path / "tiny"
+    assert result["steps"] >= 300 and result["final"]["random"]["games"] == 2
+    curve = [json.loads(line) for line in (folder / "curve.jsonl").read_text().splitlines()]
+    assert curve[0]["step"] == 0 and curve[-1]["step"] == result["steps"]
+    assert all(row["rating"] is not None for row in curve)
+    for name in ("config.yaml", "policy.pt", "evaluation.json", "learning_curve.png"):
+        assert (folder / name).is_file(), name
+    with pytest.raises(RunFolderError, match="already holds a run"):
+        train_selfplay(selfplay_config(base), progress=False)
+    newest = max(folder.glob("checkpoints/step_*.pt"), key=lambda p: int(p.stem[5:]))
+    tensors = torch.load(newest, weights_only=True)  # tensors only: no code runs on load
+    assert "net" in tensors
+    longer = dict(base, total_steps=450)
+    resumed = train_selfplay(selfplay_config(longer), resume=True, progress=False)
+    assert resumed["steps"] >= 450 and resumed["wall_s"] >= result["wall_s"]
+    newest.write_bytes(b"truncated")  # a damaged newest checkpoint is skipped, by name
+    again = train_selfplay(selfplay_config(dict(longer, total_steps=600)), resume=True, progress=False)
+    assert again["steps"] >= 600
+    steps = [json.loads(line)["step"] for line in (folder / "curve.jsonl").read_text().splitlines()]
+    assert steps == sorted(steps) and len(set(steps)) == len(steps)
+
+
+@needs_numba
+def test_resume_redoes_an_interrupted_evaluation(tmp_path):
+    from training.selfplay import train_selfplay
+
+    base = {"run_name": "cut", "runs_dir": str(tmp_path), "num_envs": 4, "rollout_steps": 8,
+            "total_steps": 60, "eval_every": 30, "eval_games": 2, "final_eval_games": 2,
+            "minibatch_size": 32, "torch_threads": 1, "eval_opponents": ["random"],
+            "final_eval_opponents": ["random"]}
+    train_selfplay(selfplay_config(base), progress=False)
+    folder = tmp_path / "cut"
+    lines = (folder / "curve.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])["step"]
+    (folder / "curve.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # its evaluation was lost
+    train_selfplay(selfplay_config(dict(base, total_steps=last)), resume=True, progress=False)
+    steps = [json.loads(line)["step"] for line in (folder / "curve.jsonl").read_text().splitlines()]
+    assert steps[-1] == last and steps.count(last) == 1

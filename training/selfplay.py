@@ -1,0 +1,309 @@
+"""Batched self-play PPO with action masking, in one file that reads top to bottom (CleanRL style).
+
+No heuristic anywhere in training: every seat of every game is played by the learner's current
+policy or by a frozen snapshot of it; the heuristics (random, greedy, tempo) appear only as
+evaluation opponents.
+
+1. ``VectorEnv`` plays ``num_envs`` games at once on the compiled fast path.
+2. Each step, the seats to move are grouped by who plays them: the learner (one batched forward
+   of the current network, its decisions stored for training) and each snapshot in the pool
+   (one batched forward each). A new game is a pure self-play game (the learner in every seat)
+   or, with chance ``snapshot_fraction`` once the pool has snapshots, a game of the learner in
+   one seat against one snapshot in all the others.
+3. Returns per seat: each seat's decisions form their own trajectory; a seat's end-of-game
+   reward (the loser's too) is credited to that seat's last decision; GAE runs along each
+   seat's own chain of decisions (``_gae``).
+4. PPO update (clipped objective, value loss, entropy bonus; logits of illegal ids at -1e9).
+5. Every ``eval_every`` steps: checkpoint, then evaluation against the baselines, curves
+   (``curve.jsonl``, TensorBoard, ``learning_curve.png``), OpenSkill ratings across checkpoints.
+
+Outputs in ``<runs_dir>/<run_name>/``: ``config.yaml``, ``checkpoints/step_N.pt`` (+ ``.json``),
+``curve.jsonl``, ``tb/``, ``learning_curve.png``, and at the end ``policy`` file and
+``evaluation.json``. ``--resume`` continues from the newest intact checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from arboretum_env.actions import NUM_ACTIONS
+from arboretum_env.agents.selfplay_net import PlaneNet
+from arboretum_env.engine.jit_playout import compile_kernel
+from arboretum_env.observation import OBS_SIZE
+from arboretum_env.vector import VectorEnv
+
+from .batch_eval import evaluate_policy
+from .selfplay_config import SelfPlayConfig
+from .selfplay_io import RunFolder, write_curve_plot
+
+LEARNER = -1
+
+
+# ----------------------------------------------------------------------------- returns
+def _gae(values, rewards, dones, nexts, bootstrap, gamma, lam, advantages):  # pragma: no cover
+    """GAE along each seat's chain of decisions: ``nexts[j]`` is the buffer index of the same
+    seat's next decision (-1 if it is not in this rollout: then ``bootstrap[j]`` is the value
+    of that seat's view now); ``dones[j]``: ``j`` was the seat's last decision of its game."""
+    for j in range(values.shape[0] - 1, -1, -1):
+        if dones[j]:
+            advantages[j] = rewards[j] - values[j]
+        elif nexts[j] < 0:
+            advantages[j] = gamma * bootstrap[j] - values[j]
+        else:
+            k = nexts[j]
+            advantages[j] = gamma * values[k] - values[j] + gamma * lam * advantages[k]
+
+
+_gae = compile_kernel(_gae)
+
+
+def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    return logits.masked_fill(masks == 0, -1e9)
+
+
+# ----------------------------------------------------------------------------- the trainer
+class SelfPlayTrainer:
+    def __init__(self, config: SelfPlayConfig, folder: RunFolder):
+        self.c, self.folder = config, folder
+        torch.set_num_threads(config.torch_threads)
+        torch.manual_seed(config.seed)
+        self.rng = np.random.default_rng(config.seed)
+        self.net = PlaneNet(config.channels, config.hidden)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
+        self.snapshots: list[PlaneNet] = []
+        self.snapshot_steps: list[int] = []
+        self.steps = 0  # learner decisions trained on
+        self.wall = 0.0  # seconds of training (collection and updates), evaluations excluded
+        self.next_eval = config.eval_every
+        self.next_snapshot = config.snapshot_every or None
+        self.venv = VectorEnv(config.num_envs, config.num_players, config.reward_mode)
+        n, p = config.num_envs, config.num_players
+        self.controller = np.full((n, p), LEARNER, np.int64)  # per game and seat: who plays it
+        size = n * config.rollout_steps
+        at = self.net.planes_at  # observations are stored as their two parts (no copy per minibatch)
+        self.buf_other = np.zeros((size, at), np.float32)
+        self.buf_planes = np.zeros((size, OBS_SIZE - at), np.float32)
+        self.buf_mask = np.zeros((size, NUM_ACTIONS), np.int8)
+        self.buf_action = np.zeros(size, np.int64)
+        self.buf_logp = np.zeros(size, np.float32)
+        self.buf_value = np.zeros(size, np.float32)
+        self.buf_reward = np.zeros(size, np.float32)
+        self.buf_done = np.zeros(size, np.bool_)
+        self.buf_next = np.full(size, -1, np.int64)
+        self.buf_game_seat = np.zeros((size, 2), np.int64)
+        self.open = np.full((n, p), -1, np.int64)  # buffer index of each seat's last decision
+
+    # ------------------------------------------------------------------ acting
+    def act(self, net: PlaneNet, obs: np.ndarray, masks: np.ndarray, greedy: bool = False):
+        with torch.inference_mode():
+            logits, value = net(torch.from_numpy(obs))
+            logits = masked_logits(logits, torch.from_numpy(masks))
+            if greedy:
+                return logits.argmax(1).numpy(), None, None
+            dist = torch.distributions.Categorical(logits=logits)
+            action = dist.sample()
+            return action.numpy(), dist.log_prob(action).numpy(), value.numpy()
+
+    def greedy_policy(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.act(self.net, obs, masks, greedy=True)[0]
+
+    def _deal_controllers(self, games: np.ndarray) -> None:
+        """Who plays each seat of the new games in rows ``games``."""
+        for g in games:
+            self.controller[g] = LEARNER
+            if self.snapshots and self.rng.random() < self.c.snapshot_fraction:
+                seat = int(self.rng.integers(self.c.num_players))
+                self.controller[g] = int(self.rng.integers(len(self.snapshots)))
+                self.controller[g, seat] = LEARNER
+
+    # ------------------------------------------------------------------ collection
+    def collect(self) -> int:
+        """One rollout; returns the number of learner decisions stored."""
+        venv, c = self.venv, self.c
+        obs, masks, to_move = venv.observations, venv.masks, venv.to_move
+        rows = np.arange(c.num_envs)
+        size = 0
+        self.open[:] = -1
+        self.buf_next[:] = -1
+        self.buf_done[:] = False
+        self.buf_reward[:] = 0.0
+        actions = np.zeros(c.num_envs, np.int64)
+        for _ in range(c.rollout_steps):
+            who = self.controller[rows, to_move]
+            mine = np.flatnonzero(who == LEARNER)
+            a, logp, value = self.act(self.net, obs[mine], masks[mine])
+            actions[mine] = a
+            j = np.arange(size, size + len(mine))
+            at = self.net.planes_at
+            self.buf_other[j], self.buf_planes[j], self.buf_mask[j] = obs[mine, :at], obs[mine, at:], masks[mine]
+            self.buf_action[j], self.buf_logp[j], self.buf_value[j] = a, logp, value
+            self.buf_game_seat[j, 0], self.buf_game_seat[j, 1] = mine, to_move[mine]
+            previous = self.open[mine, to_move[mine]]
+            self.buf_next[previous[previous >= 0]] = j[previous >= 0]
+            self.open[mine, to_move[mine]] = j
+            size += len(mine)
+            for k in np.unique(who[who != LEARNER]):
+                theirs = np.flatnonzero(who == k)
+                actions[theirs] = self.act(self.snapshots[k], obs[theirs], masks[theirs])[0]
+            obs, masks, to_move, rewards, dones = venv.step(actions)
+            ended = np.flatnonzero(dones)
+            for g in ended:
+                for seat in range(c.num_players):
+                    last = self.open[g, seat]
+                    if last >= 0:
+                        self.buf_reward[last] = rewards[g, seat]
+                        self.buf_done[last] = True
+                        self.open[g, seat] = -1
+            if len(ended):
+                self._deal_controllers(ended)
+        # bootstrap: the value of each open seat's view now
+        self.bootstrap = np.zeros(size, np.float32)
+        for seat in range(c.num_players):
+            games = np.flatnonzero(self.open[:, seat] >= 0)
+            if len(games):
+                views = venv.observe(np.full(c.num_envs, seat))[games]
+                with torch.no_grad():
+                    self.bootstrap[self.open[games, seat]] = self.net(torch.from_numpy(views))[1].numpy()
+        return size
+
+    # ------------------------------------------------------------------ update
+    def update(self, size: int) -> dict:
+        c = self.c
+        advantages = np.zeros(size, np.float32)
+        _gae(self.buf_value[:size], self.buf_reward[:size], self.buf_done[:size], self.buf_next[:size],
+             self.bootstrap, c.gamma, c.gae_lambda, advantages)
+        returns = advantages + self.buf_value[:size]
+        frac = min(1.0, self.steps / c.total_steps)
+        for group in self.optimizer.param_groups:
+            group["lr"] = c.learning_rate * (1.0 - 0.9 * frac)
+        other, planes = torch.from_numpy(self.buf_other[:size]), torch.from_numpy(self.buf_planes[:size])
+        masks = torch.from_numpy(self.buf_mask[:size])
+        actions, old_logp = torch.from_numpy(self.buf_action[:size]), torch.from_numpy(self.buf_logp[:size])
+        adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
+        stats = []
+        for _ in range(c.update_epochs):
+            order = torch.from_numpy(self.rng.permutation(size))
+            for start in range(0, size, c.minibatch_size):
+                mb = order[start:start + c.minibatch_size]
+                logits, value = self.net.forward_parts(other[mb], planes[mb])
+                dist = torch.distributions.Categorical(logits=masked_logits(logits, masks[mb]))
+                logp = dist.log_prob(actions[mb])
+                ratio = torch.exp(logp - old_logp[mb])
+                adv = adv_all[mb]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)).mean()
+                value_loss = 0.5 * ((value - ret_all[mb]) ** 2).mean()
+                entropy = dist.entropy().mean()
+                loss = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), c.max_grad_norm)
+                self.optimizer.step()
+                stats.append((policy_loss.item(), value_loss.item(), entropy.item(),
+                              ((ratio - 1).abs() > c.clip_coef).float().mean().item()))
+        pl, vl, ent, clip = np.mean(stats, axis=0)
+        return {"policy_loss": pl, "value_loss": vl, "entropy": ent, "clip_fraction": clip}
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, games: int, opponents) -> dict:
+        out = {}
+        for b, name in enumerate(opponents):
+            result = evaluate_policy(self.greedy_policy, name, self.c.num_players, games,
+                                     seed=10_000_019 * (b + 1), concurrency=64)
+            out[name] = result
+        return out
+
+    # ------------------------------------------------------------------ the loop
+    def train(self, progress: bool = True) -> dict:
+        c = self.c
+        from tqdm import tqdm
+
+        self.folder.forget_after(self.steps)  # rows of a later, damaged checkpoint's run
+        if self.steps == 0 and not self.folder.curve():
+            self.checkpoint_and_evaluate()  # the curve starts at step 0
+        elif all(row["step"] != self.steps for row in self.folder.curve()):
+            # interrupted during the evaluation of this checkpoint: do it again
+            self.folder.record_evaluation(self, self.evaluate(c.eval_games, c.eval_opponents))
+        bar = tqdm(total=c.total_steps, initial=self.steps, disable=not progress, unit="step",
+                   dynamic_ncols=True)
+        obs_ready = False
+        while self.steps < c.total_steps:
+            if not obs_ready:
+                self.venv.reset(seed=int(self.rng.integers(2**62)))
+                self._deal_controllers(np.arange(c.num_envs))
+                obs_ready = True
+            start = time.perf_counter()
+            size = self.collect()
+            stats = self.update(size)
+            self.wall += time.perf_counter() - start
+            self.steps += size
+            bar.update(size)
+            bar.set_postfix(steps_per_s=f"{self.steps / max(self.wall, 1e-9):,.0f}", **self.folder.latest_rates())
+            self.folder.log_scalars(self.steps, stats)
+            if self.next_snapshot is not None and self.steps >= self.next_snapshot:
+                self.add_snapshot()
+                self.next_snapshot += c.snapshot_every
+            if self.steps >= self.next_eval or self.steps >= c.total_steps:
+                self.checkpoint_and_evaluate()
+                self.next_eval = (self.steps // c.eval_every + 1) * c.eval_every
+        bar.close()
+        final = self.evaluate(c.final_eval_games, c.final_eval_opponents)
+        return self.folder.finish(self, final)
+
+    def add_snapshot(self) -> None:
+        snapshot = PlaneNet(self.c.channels, self.c.hidden)
+        snapshot.load_state_dict(self.net.state_dict())
+        snapshot.eval()
+        self.snapshots.append(snapshot)
+        self.snapshot_steps.append(self.steps)
+        if len(self.snapshots) > self.c.pool_size:
+            self.snapshots.pop(0)
+            self.snapshot_steps.pop(0)
+
+    def checkpoint_and_evaluate(self) -> None:
+        self.folder.save_checkpoint(self)
+        evaluation = self.evaluate(self.c.eval_games, self.c.eval_opponents)
+        self.folder.record_evaluation(self, evaluation)
+
+
+def state_of(trainer: SelfPlayTrainer) -> tuple[dict, dict]:
+    """What a checkpoint holds: tensors (read back with ``weights_only=True``) and JSON."""
+    tensors = {"net": trainer.net.state_dict(), "optimizer": trainer.optimizer.state_dict(),
+               "snapshots": [s.state_dict() for s in trainer.snapshots]}
+    meta = {"steps": trainer.steps, "wall_s": trainer.wall, "next_eval": trainer.next_eval,
+            "next_snapshot": trainer.next_snapshot, "snapshot_steps": trainer.snapshot_steps,
+            "rng": trainer.rng.bit_generator.state, "config": asdict(trainer.c)}
+    return tensors, meta
+
+
+def restore(trainer: SelfPlayTrainer, tensors: dict, meta: dict) -> None:
+    trainer.net.load_state_dict(tensors["net"])
+    trainer.optimizer.load_state_dict(tensors["optimizer"])
+    trainer.snapshots, trainer.snapshot_steps = [], []
+    for sd in tensors["snapshots"]:
+        trainer.add_snapshot()
+        trainer.snapshots[-1].load_state_dict(sd)
+    trainer.snapshot_steps = list(meta["snapshot_steps"])
+    trainer.steps, trainer.wall = int(meta["steps"]), float(meta["wall_s"])
+    trainer.next_eval, trainer.next_snapshot = meta["next_eval"], meta["next_snapshot"]
+    trainer.rng.bit_generator.state = meta["rng"]
+
+
+def train_selfplay(config: SelfPlayConfig, resume: bool = False, progress: bool = True,
+                   overwrite: bool = False) -> dict:
+    """Run (or resume) a self-play run; returns its final evaluation."""
+    folder = RunFolder(Path(config.runs_dir) / config.run_name, config, resume=resume, overwrite=overwrite)
+    with folder.lock():
+        trainer = SelfPlayTrainer(config, folder)
+        if resume:
+            restore(trainer, *folder.load_newest_checkpoint())
+        return trainer.train(progress)
+
+
+__all__ = ["SelfPlayTrainer", "train_selfplay", "write_curve_plot"]

@@ -1,0 +1,266 @@
+"""The self-play trainer's run folder: nothing overwritten, nothing half-written, nothing lost.
+
+* A fresh run into a folder that already holds a run is refused (``--resume``, another
+  ``run_name``, or ``overwrite`` which moves the old run aside to ``<name>.old-<time>``).
+* ``lock()`` keeps a second process out of a folder in use (a ``.lock`` file with the pid; a
+  lock left by a dead process is taken over).
+* Checkpoints (``checkpoints/step_N.pt``: tensors only, read back with ``weights_only=True``;
+  ``step_N.json``: steps, wall time, schedules, RNG state, config) are written to a temporary
+  name and renamed when complete (``arboretum_env.fileio``); resume takes the newest intact one
+  and names any damaged one it skips.
+* The curve (``curve.jsonl``: per evaluation the step, the training wall time, the win, draw
+  and loss rates and margin per baseline, the OpenSkill rating of that checkpoint) is also in
+  TensorBoard (``tb/``) and drawn in ``learning_curve.png`` after each evaluation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+import yaml
+
+from arboretum_env.errors import UserError
+from arboretum_env.fileio import atomic_write_bytes, atomic_write_text
+
+from .tournament import rate
+
+
+class RunFolderError(UserError):
+    """A run folder that cannot be used as asked (exists, in use, no checkpoint to resume)."""
+
+
+class RunFolder:
+    def __init__(self, path: Path, config, resume: bool = False, overwrite: bool = False):
+        self.path, self.config = Path(path), config
+        self.checkpoints = self.path / "checkpoints"
+        exists = self.path.exists() and any(self.path.iterdir())
+        if resume:
+            if not self._checkpoint_files():
+                raise RunFolderError(f"{self.path}: no checkpoint to resume from")
+        elif exists:
+            if not overwrite:
+                raise RunFolderError(f"{self.path} already holds a run: use --resume to continue it, "
+                                     f"another run_name, or --overwrite to move it aside")
+            aside = self.path.with_name(f"{self.path.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
+            self.path.rename(aside)
+            print(f"moved the old run to {aside}", file=sys.stderr)
+        self.checkpoints.mkdir(parents=True, exist_ok=True)
+        if not resume:
+            atomic_write_text(self.path / "config.yaml", yaml.safe_dump(asdict(config), sort_keys=False))
+        self._writer = None
+        self._records = self._read_jsonl("eval_records.jsonl")
+
+    # ------------------------------------------------------------------ lock
+    @contextlib.contextmanager
+    def lock(self):
+        lock = self.path / ".lock"
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text().strip() or 0)
+            except (OSError, ValueError):
+                pid = 0
+            if pid and _alive(pid):
+                raise RunFolderError(f"{self.path} is in use by process {pid}") from None
+            lock.unlink(missing_ok=True)  # left by a process that died
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        try:
+            yield self
+        finally:
+            lock.unlink(missing_ok=True)
+            if self._writer is not None:
+                self._writer.close()
+
+    # ------------------------------------------------------------------ checkpoints
+    def _checkpoint_files(self) -> list[Path]:
+        if not self.checkpoints.is_dir():
+            return []
+        found = [(int(p.stem.split("_")[1]), p) for p in self.checkpoints.glob("step_*.pt")
+                 if p.stem.split("_")[1].isdigit()]
+        return [p for _, p in sorted(found, reverse=True)]
+
+    def save_checkpoint(self, trainer) -> Path:
+        from .selfplay import state_of
+
+        tensors, meta = state_of(trainer)
+        path = self.checkpoints / f"step_{trainer.steps}.pt"
+        buffer = io.BytesIO()
+        torch.save(tensors, buffer)
+        atomic_write_bytes(path, buffer.getvalue())
+        atomic_write_text(path.with_suffix(".json"), json.dumps(meta))  # written last: marks it whole
+        return path
+
+    def load_newest_checkpoint(self) -> tuple[dict, dict]:
+        for path in self._checkpoint_files():
+            try:
+                meta = json.loads(path.with_suffix(".json").read_text())
+                tensors = torch.load(path, map_location="cpu", weights_only=True)
+                int(meta["steps"])
+                return tensors, meta
+            except Exception as exc:  # damaged or half-written: say so, try the one before
+                print(f"skipping damaged checkpoint {path.name}: {type(exc).__name__}", file=sys.stderr)
+        raise RunFolderError(f"{self.path}: no intact checkpoint to resume from")
+
+    # ------------------------------------------------------------------ curves
+    def _read_jsonl(self, name: str) -> list[dict]:
+        path = self.path / name
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:  # a line cut by an interrupt
+                continue
+        return out
+
+    def curve(self) -> list[dict]:
+        return self._read_jsonl("curve.jsonl")
+
+    def _append(self, name: str, rows: list[dict]) -> None:
+        path = self.path / name
+        old = path.read_text() if path.exists() else ""
+        atomic_write_text(path, old + "".join(json.dumps(r) + "\n" for r in rows))
+
+    def forget_after(self, steps: int) -> None:
+        """Drop curve points and evaluation games of steps after ``steps`` (resuming from an
+        older checkpoint than the newest, which was damaged)."""
+        for name in ("curve.jsonl", "eval_records.jsonl"):
+            rows = self._read_jsonl(name)
+            kept = [r for r in rows if r["step"] <= steps]
+            if len(kept) < len(rows):
+                atomic_write_text(self.path / name, "".join(json.dumps(r) + "\n" for r in kept))
+        self._records = [r for r in self._records if r["step"] <= steps]
+
+    def writer(self):
+        if self._writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(str(self.path / "tb"))
+        return self._writer
+
+    def log_scalars(self, steps: int, stats: dict) -> None:
+        for key, value in stats.items():
+            self.writer().add_scalar(f"train/{key}", value, steps)
+
+    def latest_rates(self) -> dict:
+        curve = self.curve()
+        if not curve:
+            return {}
+        return {f"vs_{k}": f"{v:.2f}" for k, v in curve[-1]["win_rate"].items()}
+
+    def record_evaluation(self, trainer, evaluation: dict) -> dict:
+        """Append one curve point (and its games, for the ratings); redraw the plot."""
+        steps = trainer.steps
+        baselines = sorted(evaluation)
+        for name in baselines:
+            for r in evaluation[name]["records"]:
+                self._records.append({"step": steps, "baseline": name, **r})
+        self._append("eval_records.jsonl", [r for r in self._records if r["step"] == steps])
+        row = {"step": steps, "wall_s": round(trainer.wall, 1),
+               "win_rate": {k: v["win_rate"] for k, v in evaluation.items()},
+               "draw_rate": {k: v["draw_rate"] for k, v in evaluation.items()},
+               "mean_margin": {k: v["mean_margin"] for k, v in evaluation.items()},
+               "rating": self.ratings().get(str(steps))}
+        self._append("curve.jsonl", [row])
+        w = self.writer()
+        for name, rate_ in row["win_rate"].items():
+            w.add_scalar(f"eval/win_rate_vs_{name}", rate_, steps)
+            w.add_scalar(f"eval_by_wall_time/win_rate_vs_{name}", rate_, int(trainer.wall))
+        if row["rating"] is not None:
+            w.add_scalar("eval/openskill_ordinal", row["rating"], steps)
+        w.flush()
+        write_curve_plot(self.curve(), self.path / "learning_curve.png", self.path.name)
+        return row
+
+    def ratings(self) -> dict:
+        """OpenSkill ordinal per checkpoint step, from every evaluation game so far (the
+        baselines are entrants too)."""
+        names = sorted({f"step {r['step']}" for r in self._records} | {r["baseline"] for r in self._records})
+        index = {name: i for i, name in enumerate(names)}
+        games = []
+        for r in self._records:
+            n = len(r["scores"])
+            seats = [index[r["baseline"]]] * n
+            seats[r["seat"]] = index[f"step {r['step']}"]
+            if len(set(seats)) < 2:
+                continue
+            games.append({"entrants": seats, "scores": r["scores"], "winners": r["winners"]})
+        rated = rate(len(names), _merge_baseline_seats(games))
+        return {name.split(" ")[1]: round(rated[i]["ordinal"], 2) for name, i in index.items()
+                if name.startswith("step ")}
+
+    # ------------------------------------------------------------------ the end
+    def finish(self, trainer, final: dict) -> dict:
+        from .selfplay_export import export_selfplay_policy
+
+        summary = {name: {k: v for k, v in r.items() if k != "records"} for name, r in final.items()}
+        export_selfplay_policy(trainer, self.path / "policy.pt")
+        out = {"steps": trainer.steps, "wall_s": round(trainer.wall, 1),
+               "steps_per_s": round(trainer.steps / max(trainer.wall, 1e-9)), "final": summary}
+        atomic_write_text(self.path / "evaluation.json", json.dumps(out, indent=2))
+        return out
+
+
+def _merge_baseline_seats(games: list[dict]) -> list[dict]:
+    """OpenSkill needs one team per entrant: the baseline's seats of a game form one team
+    (scored by its best seat)."""
+    out = []
+    for g in games:
+        seats, scores, winners = g["entrants"], g["scores"], set(g["winners"])
+        team_of = {}
+        for s, e in enumerate(seats):
+            team_of.setdefault(e, []).append(s)
+        entrants = list(team_of)
+        best = [max(scores[s] for s in team_of[e]) for e in entrants]
+        won = [i for i, e in enumerate(entrants) if any(s in winners for s in team_of[e])]
+        out.append({"entrants": entrants, "scores": best, "winners": won})
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_curve_plot(curve: list[dict], out: Path, title: str) -> Path:
+    """Win rate per baseline over learner steps and over training wall time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100, sharey=True)
+    names = sorted({k for row in curve for k in row["win_rate"]})
+    for name in names:
+        rows = [r for r in curve if name in r["win_rate"]]
+        for ax, x in zip(axes, ("step", "wall_s")):
+            ax.plot([r[x] for r in rows], [r["win_rate"][name] for r in rows], marker="o", label=f"vs {name}")
+    for ax, label in zip(axes, ("learner steps", "training wall time (s)")):
+        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_ylim(0, 1)
+        ax.set_xlabel(label)
+    axes[0].set_ylabel("win rate (sole wins)")
+    axes[0].legend(loc="lower right")
+    fig.suptitle(f"{title}: self-play from scratch, evaluation against fixed baselines")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
