@@ -14,6 +14,10 @@ preallocated arrays, all in a few compiled calls (as EnvPool and Pgx batch their
 | ``dones`` | ``[N]`` bool | after ``step``: the game in that row ended (and a new one started there) |
 | ``final_scores`` | ``[N, num_players]`` int64 | after ``step``: the totals of the games that just ended |
 | ``game_seeds`` | ``[N]`` int64 | the seed of the game now in each row |
+| ``final_tables`` | ``[N, TABLE_SIZE]`` int64 | after ``step``: the finished game of each row that just ended (``observe(..., final=True)`` reads it) |
+
+``step(actions)`` takes one id per game, or ``NO_ACTION`` (-1) to leave a game as it is (for
+callers that move only some games, e.g. a learner's seat and batched opponents).
 
 The arrays are the env's own and are overwritten by the next ``reset``/``step``: copy what you
 keep. The env never reads them back: legality is checked against its private copy of the masks.
@@ -40,6 +44,7 @@ import numpy as np
 from .actions import NUM_ACTIONS, describe
 from .batch import observe as batch_observe
 from .batch import table as batch_table
+from .batch.table import NO_ACTION
 from .engine import GameConfig, IllegalActionError, new_game
 from .observation import OBS_SIZE
 
@@ -69,6 +74,7 @@ class VectorEnv:
         self.dones = np.zeros(n, bool)
         self.final_scores = np.zeros((n, num_players), np.int64)
         self.game_seeds = np.zeros(n, np.int64)
+        self.final_tables = batch_table.new_tables(n)
         self._legal = np.zeros((n, NUM_ACTIONS), np.int8)
         self._dirty = np.zeros((n, batch_observe.DIRTY_SIZE), np.int64)  # what to clear next time
         self._status = np.zeros(n, np.int64)
@@ -103,7 +109,7 @@ class VectorEnv:
                                      f"{actions.shape} of {actions.dtype}")
         actions = actions.astype(np.int64, copy=False)
         inside = (actions >= 0) & (actions < NUM_ACTIONS)
-        ok = inside.copy()
+        ok = inside | (actions == NO_ACTION)
         ok[inside] = self._legal[self._rows[inside], actions[inside]] == 1
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
@@ -120,20 +126,27 @@ class VectorEnv:
             rows = np.flatnonzero(ended)
             self.rewards[rows] = self._end_rewards[rows, :p]
             self.final_scores[rows] = self.tables[rows, batch_table.T_TOTALS:batch_table.T_TOTALS + p]
+            self.final_tables[rows] = self.tables[rows]
             for i in rows:
                 self._new_game(int(i))
         self._observe()
         return self.observations, self.masks, self.to_move, self.rewards, self.dones
 
-    def observe(self, observers: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
-        """The observation of seat ``observers[i]`` in every game ``i`` (e.g. for a value of
-        every seat), into ``out`` (a fresh ``[N, OBS_SIZE]`` array if ``None``)."""
+    def observe(self, observers: np.ndarray, rows: Optional[np.ndarray] = None,
+                final: bool = False) -> np.ndarray:
+        """A fresh array with the observation of seat ``observers[k]`` in game ``rows[k]`` (all
+        games if ``rows`` is None), e.g. for a value of every seat; ``final``: in the game that
+        last ended in that row (``final_tables``; only rows that ended)."""
+        rows = self._rows if rows is None else np.asarray(rows, np.int64)
         observers = np.asarray(observers, np.int64)
-        if observers.shape != (self.num_envs,) or observers.min() < 0 or observers.max() >= self.num_players:
-            raise ValueError(f"observers must be {self.num_envs} seats in 0..{self.num_players - 1}")
-        if out is None:
-            out = np.empty((self.num_envs, OBS_SIZE), np.float32)
-        batch_observe.observe(self.tables, observers, out)
+        if observers.shape != rows.shape or (len(rows) and (
+                observers.min() < 0 or observers.max() >= self.num_players)):
+            raise ValueError(f"observers must be one seat in 0..{self.num_players - 1} per row")
+        tables = (self.final_tables if final else self.tables)[rows]
+        if final and len(rows) and (tables[:, batch_table.T_PLAYERS] == 0).any():
+            raise ValueError("final=True: a row asked for has not finished a game yet")
+        out = np.empty((len(rows), OBS_SIZE), np.float32)
+        batch_observe.observe(tables, observers, out)
         return out
 
     def close(self) -> None:

@@ -167,7 +167,7 @@ class SelfPlayTrainer:
         for seat in range(c.num_players):
             games = np.flatnonzero(self.open[:, seat] >= 0)
             if len(games):
-                views = venv.observe(np.full(c.num_envs, seat))[games]
+                views = venv.observe(np.full(len(games), seat), rows=games)
                 with torch.no_grad():
                     self.bootstrap[self.open[games, seat]] = self.net(torch.from_numpy(views))[1].numpy()
         return size

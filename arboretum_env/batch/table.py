@@ -54,8 +54,10 @@ T_COUNTS = T_POINTS + SEATS * NUM_SPECIES  # per player, per species: cards in t
 TABLE_SIZE = T_COUNTS + SEATS * NUM_SPECIES
 
 NO_CARD = -1
-OK, ILLEGAL, ENDED = 0, 1, 2
-"""``step_one``'s results."""
+OK, ILLEGAL, ENDED, SKIPPED = 0, 1, 2, 3
+"""``step_one``'s results (``SKIPPED``: ``step`` was given ``NO_ACTION`` for that game)."""
+NO_ACTION = -1
+"""In ``step``'s actions: leave that game as it is."""
 WIN_LOSS, SCORE_MARGIN = 0, 1
 """Reward modes (``env.REWARD_MODES`` in this order)."""
 MARGIN_SCALE = 20.0
@@ -329,13 +331,17 @@ def step_one(t, action):  # pragma: no cover - compiled
 
 
 def step(tables, actions, mode, status, rewards):  # pragma: no cover - compiled
-    """``step_one`` for every row with its action; ``status[i]`` its result, and for rows that
-    ended ``rewards[i, :players]`` their end-of-game rewards (other rows' rewards are 0)."""
+    """``step_one`` for every row with its action (``NO_ACTION``: skipped); ``status[i]`` its
+    result, and for rows that ended ``rewards[i, :players]`` their end-of-game rewards (other
+    rows' rewards are 0)."""
     for i in range(tables.shape[0]):
         t = tables[i]
-        status[i] = step_one(t, actions[i])
         for p in range(SEATS):
             rewards[i, p] = 0.0
+        if actions[i] == NO_ACTION:
+            status[i] = SKIPPED
+            continue
+        status[i] = step_one(t, actions[i])
         if status[i] == ENDED:
             rewards_of(t, mode, rewards[i])
 
