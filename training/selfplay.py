@@ -64,7 +64,12 @@ _gae = compile_kernel(_gae)
 
 
 def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Illegal ids at -1e9: zero probability, and finite (no NaN in the entropy)."""
     return logits.masked_fill(masks == 0, -1e9)
+
+
+def log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    return torch.log_softmax(masked_logits(logits, masks), dim=1)
 
 
 # ----------------------------------------------------------------------------- the trainer
@@ -73,6 +78,7 @@ class SelfPlayTrainer:
         self.c, self.folder = config, folder
         torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
+        self.generator = torch.Generator().manual_seed(config.seed)  # the policy's samples
         self.rng = np.random.default_rng(config.seed)
         self.net = PlaneNet(config.channels, config.hidden)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
@@ -103,12 +109,11 @@ class SelfPlayTrainer:
     def act(self, net: PlaneNet, obs: np.ndarray, masks: np.ndarray, greedy: bool = False):
         with torch.inference_mode():
             logits, value = net(torch.from_numpy(obs))
-            logits = masked_logits(logits, torch.from_numpy(masks))
+            logp = log_probs(logits, torch.from_numpy(masks))
             if greedy:
-                return logits.argmax(1).numpy(), None, None
-            dist = torch.distributions.Categorical(logits=logits)
-            action = dist.sample()
-            return action.numpy(), dist.log_prob(action).numpy(), value.numpy()
+                return logp.argmax(1).numpy(), None, None
+            action = torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(1)
+            return action.numpy(), logp.gather(1, action[:, None]).squeeze(1).numpy(), value.numpy()
 
     def greedy_policy(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return self.act(self.net, obs, masks, greedy=True)[0]
@@ -192,14 +197,14 @@ class SelfPlayTrainer:
             for start in range(0, size, c.minibatch_size):
                 mb = order[start:start + c.minibatch_size]
                 logits, value = self.net.forward_parts(other[mb], planes[mb])
-                dist = torch.distributions.Categorical(logits=masked_logits(logits, masks[mb]))
-                logp = dist.log_prob(actions[mb])
+                logp_all = log_probs(logits, masks[mb])
+                logp = logp_all.gather(1, actions[mb][:, None]).squeeze(1)
                 ratio = torch.exp(logp - old_logp[mb])
                 adv = adv_all[mb]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)).mean()
                 value_loss = 0.5 * ((value - ret_all[mb]) ** 2).mean()
-                entropy = dist.entropy().mean()
+                entropy = -(logp_all.exp() * logp_all).sum(1).mean()
                 loss = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
@@ -275,7 +280,8 @@ class SelfPlayTrainer:
 def state_of(trainer: SelfPlayTrainer) -> tuple[dict, dict]:
     """What a checkpoint holds: tensors (read back with ``weights_only=True``) and JSON."""
     tensors = {"net": trainer.net.state_dict(), "optimizer": trainer.optimizer.state_dict(),
-               "snapshots": [s.state_dict() for s in trainer.snapshots]}
+               "snapshots": [s.state_dict() for s in trainer.snapshots],
+               "generator": trainer.generator.get_state()}
     meta = {"steps": trainer.steps, "wall_s": trainer.wall, "next_eval": trainer.next_eval,
             "next_snapshot": trainer.next_snapshot, "snapshot_steps": trainer.snapshot_steps,
             "rng": trainer.rng.bit_generator.state, "config": asdict(trainer.c)}
@@ -285,6 +291,7 @@ def state_of(trainer: SelfPlayTrainer) -> tuple[dict, dict]:
 def restore(trainer: SelfPlayTrainer, tensors: dict, meta: dict) -> None:
     trainer.net.load_state_dict(tensors["net"])
     trainer.optimizer.load_state_dict(tensors["optimizer"])
+    trainer.generator.set_state(tensors["generator"])
     trainer.snapshots, trainer.snapshot_steps = [], []
     for sd in tensors["snapshots"]:
         trainer.add_snapshot()
