@@ -15,6 +15,7 @@ from arboretum_env.engine import (
     Phase,
     new_game,
     pack_cell,
+    state_from_dict,
 )
 
 SIX = ["cassia", "dogwood", "jacaranda", "olive", "lilac", "magnolia"]  # species 0..5
@@ -26,10 +27,10 @@ def fresh(n: int = 2, seed: int = 0) -> GameState:
 
 
 def edited(state: GameState, **changes) -> GameState:
-    """``state`` rebuilt through to_dict/from_dict with some fields replaced."""
+    """``state`` rebuilt through to_dict/state_from_dict with some fields replaced."""
     data = state.to_dict()
     data.update(changes)
-    return GameState.from_dict(data)
+    return state_from_dict(data)
 
 
 def with_piles(state: GameState, piles: list[int], keep: int | None = None) -> GameState:
