@@ -321,6 +321,7 @@ def test_greedy_plays_legal_whole_games_with_any_table_size(n):
         assert len(result.totals) == n
 
 
+@pytest.mark.slow
 def test_greedy_beats_random_in_at_least_90_percent_of_two_player_games():
     greedy = GreedyAgent()
     games, wins = 40, 0
@@ -332,6 +333,7 @@ def test_greedy_beats_random_in_at_least_90_percent_of_two_player_games():
     assert wins >= 0.9 * games, f"greedy won {wins} of {games}"
 
 
+@pytest.mark.slow
 def test_greedy_beats_random_with_more_players():
     wins = 0
     for i in range(8):

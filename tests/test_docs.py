@@ -1,6 +1,7 @@
 """Docs that must not drift from their sources: the rules copy, the action table, the slow-test
 marker the README promises, the setup commands."""
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,18 @@ def test_env_docstring_contains_the_action_table():
     from arboretum_env.env import raw_env
 
     assert action_table() in raw_env.__doc__
+
+
+def test_slow_marker_exists_and_is_used():
+    """README and pyproject say that tests marked ``slow`` can be skipped: some must be."""
+    assert "slow" in (REPO / "pyproject.toml").read_text()
+    marked = []
+    for path in sorted((REPO / "tests").glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr == "slow"
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"):
+                marked.append(path.name)
+    assert len(marked) >= 3, f"tests marked slow: {marked}"
 
 
 def test_readme_names_the_two_setup_commands_and_ci_runs_the_test_one():

@@ -244,6 +244,7 @@ def step_through(n: int, seed: int, deep: bool) -> GameState:
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.slow
 def test_step_by_step_games(n: int) -> None:
     for seed in range(STEPPED_GAMES[n]):
         s = step_through(n, seed, deep=seed % 4 == 0)
