@@ -1,13 +1,8 @@
 """The environment's flat action space: ids, the arboretum frame, masks, and applying an id.
 
-| ids        | meaning                                                                  |
-|------------|--------------------------------------------------------------------------|
-| 0          | draw the top card of the deck                                            |
-| 1 .. 4     | draw the top card of the discard pile of seat offset ``id - 1``          |
-|            | (0 = own pile, 1 = next player in turn order, ...)                       |
-| 5 .. 84    | choose card ``id - 5`` from hand to play                                 |
-| 85 .. 408  | play the chosen card on frame cell ``id - 85 = i * 18 + j``              |
-| 409 .. 488 | discard card ``id - 409``                                                |
+The ids: ``ACTION_RANGES`` below (0 draws from the deck, 1 .. 4 from a discard pile, 5 .. 84
+choose the card to play, 85 .. 408 its frame cell, 409 .. 488 discard); ``action_table()``
+renders them as the Markdown table of the env docstring and docs/env.md.
 
 A play is two decisions (card, then cell). Frame: the arboretum's bounding box (h x w) is
 centred in an 18 x 18 window, ``origin = min_row - (18 - h) // 2`` (likewise for columns); an
@@ -23,7 +18,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from .engine import DECK, NUM_CARDS, GameState, IllegalActionError, Phase, card_name, unpack_cell
+from .engine import DECK, NUM_CARDS, NUM_RANKS, GameState, IllegalActionError, Phase, card_name, unpack_cell
 
 MAX_PLAYERS = 4
 FRAME = 18
@@ -35,6 +30,26 @@ PLAY_CELL = PLAY_CARD + NUM_CARDS
 DISCARD = PLAY_CELL + FRAME_CELLS
 NUM_ACTIONS = DISCARD + NUM_CARDS
 assert NUM_ACTIONS == 489
+
+ACTION_RANGES = (
+    (DRAW_DECK, 1, "draw the top card of the deck"),
+    (DRAW_DISCARD, MAX_PLAYERS, f"draw the top card of the discard pile of seat offset "
+                                f"`id - {DRAW_DISCARD}` (0 = own, 1 = next player in turn order, ...)"),
+    (PLAY_CARD, NUM_CARDS, f"choose card `id - {PLAY_CARD}` (`species * {NUM_RANKS} + rank - 1`) "
+                           f"from hand to play"),
+    (PLAY_CELL, FRAME_CELLS, f"play the chosen card on frame cell `id - {PLAY_CELL} = i * {FRAME} + j`"),
+    (DISCARD, NUM_CARDS, f"discard card `id - {DISCARD}`"),
+)
+"""The action ids: (first id, count, meaning), in id order."""
+
+
+def action_table() -> str:
+    """The action ids as a Markdown table (env docstring and docs/env.md contain it verbatim)."""
+    lines = ["| ids | meaning |", "|---|---|"]
+    for first, count, meaning in ACTION_RANGES:
+        ids = str(first) if count == 1 else f"{first} .. {first + count - 1}"
+        lines.append(f"| {ids} | {meaning} |")
+    return "\n".join(lines)
 
 
 class Decision(IntEnum):

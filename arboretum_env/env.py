@@ -35,8 +35,8 @@ from .batch import table as batch_table
 from .engine import DECK, GameConfig, GameState, IllegalActionError, Phase, new_game, score, state_to_position
 from .observation import OBS_SIZE, encode, layout_table
 from .table_view import TableView, table_view
+from .versions import ENV_NAME
 
-ENV_NAME = "arboretum_v0"
 REWARD_MODES = ("win_loss", "score_margin")
 MARGIN_SCALE = 20.0
 

@@ -9,6 +9,8 @@ import pytest
 from arboretum_env import actions as A
 from arboretum_env.agents import (
     AGENT_REGISTRY,
+    BASELINES,
+    HEURISTIC_AGENTS,
     Agent,
     GreedyAgent,
     RandomAgent,
@@ -129,6 +131,22 @@ def test_make_agent_and_the_registry():
             register_agent("testkind", factory)
     finally:
         AGENT_REGISTRY.pop("testkind")
+
+
+def test_one_list_of_baseline_agents():
+    """The agents registry is the one list of built-in agents: make_agent builds each by name
+    with its seed, and the training config reads the same dict."""
+    import training.config
+
+    assert training.config.BASELINES is BASELINES
+    assert set(BASELINES) == {"random", *HEURISTIC_AGENTS} and "greedy" in HEURISTIC_AGENTS
+    for name, cls in BASELINES.items():
+        agent = make_agent(name, 3)
+        assert type(agent) is cls and name in AGENT_REGISTRY
+    mask = np.zeros(A.NUM_ACTIONS, np.int8)
+    mask[[A.DRAW_DECK, A.DRAW_DISCARD + 1, A.DRAW_DISCARD + 2]] = 1
+    made, direct = make_agent("random", 3), RandomAgent(3)
+    assert [made.act(None, mask) for _ in range(30)] == [direct.act(None, mask) for _ in range(30)]
 
 
 # ----------------------------------------------------------------------------- path tables
@@ -303,6 +321,7 @@ def test_greedy_plays_legal_whole_games_with_any_table_size(n):
         assert len(result.totals) == n
 
 
+@pytest.mark.slow
 def test_greedy_beats_random_in_at_least_90_percent_of_two_player_games():
     greedy = GreedyAgent()
     games, wins = 40, 0
@@ -314,6 +333,7 @@ def test_greedy_beats_random_in_at_least_90_percent_of_two_player_games():
     assert wins >= 0.9 * games, f"greedy won {wins} of {games}"
 
 
+@pytest.mark.slow
 def test_greedy_beats_random_with_more_players():
     wins = 0
     for i in range(8):

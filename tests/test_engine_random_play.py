@@ -23,6 +23,7 @@ from arboretum_env.engine import (
     pack_cell,
     random_playout,
     score,
+    state_from_dict,
     unpack_cell,
 )
 
@@ -194,7 +195,7 @@ def check_clone_independent(s: GameState, rng: np.random.Generator) -> None:
 
 def check_round_trip(s: GameState, rng: np.random.Generator) -> None:
     data = json.loads(json.dumps(s.to_dict()))
-    r = GameState.from_dict(data)
+    r = state_from_dict(data)
     assert r.to_dict() == s.to_dict() and r == s
     assert [set(f) for f in r.frontier] == [set(f) for f in s.frontier]
     assert set(r.legal_actions()) == set(s.legal_actions())
@@ -243,6 +244,7 @@ def step_through(n: int, seed: int, deep: bool) -> GameState:
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.slow
 def test_step_by_step_games(n: int) -> None:
     for seed in range(STEPPED_GAMES[n]):
         s = step_through(n, seed, deep=seed % 4 == 0)
@@ -255,11 +257,11 @@ def test_step_by_step_games(n: int) -> None:
         upto = int(len(record.actions) * 0.6)
         mid = record.replay(upto)
         assert len(mid.history) == upto
-        assert GameState.from_dict(mid.to_dict()) == mid
+        assert state_from_dict(mid.to_dict()) == mid
 
 
 def test_round_trip_of_a_finished_game() -> None:
     s = play_fast(3, 11)
-    r = GameState.from_dict(json.loads(json.dumps(s.to_dict())))
+    r = state_from_dict(json.loads(json.dumps(s.to_dict())))
     assert r == s and r.game_over and r.legal_actions() == []
     assert score(r) == score(s)

@@ -1,4 +1,4 @@
-"""GameState.from_dict: exact round trips and a StateFormatError (never another exception,
+"""state_from_dict: exact round trips and a StateFormatError (never another exception,
 never a stuck state) for malformed or inconsistent dicts."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 
 from arboretum_env.engine import (
     GameConfig,
-    GameState,
     Phase,
     StateFormatError,
     new_game,
     pack_cell,
     random_playout,
+    state_from_dict,
 )
 
 
@@ -40,18 +40,18 @@ def test_round_trip_through_json_at_every_step() -> None:
     rng = np.random.default_rng(1)
     s = new_game(GameConfig(3), 5)
     while not s.game_over:
-        r = GameState.from_dict(json.loads(json.dumps(s.to_dict())))
+        r = state_from_dict(json.loads(json.dumps(s.to_dict())))
         assert r == s
         assert [list(f) for f in r.frontier] == [list(f) for f in s.frontier]
         actions = s.legal_actions()
         s.apply(actions[int(rng.integers(len(actions)))])
-    assert GameState.from_dict(s.to_dict()) == s
+    assert state_from_dict(s.to_dict()) == s
 
 
 def test_arboretum_without_placement_order_is_rebuilt() -> None:
     data = base()
     a, b, c = three_cards_on_player_0(data, None)
-    s = GameState.from_dict(data)
+    s = state_from_dict(data)
     assert s.arboretums[0] == {pack_cell(0, 1): a, pack_cell(1, 0): b, pack_cell(1, 1): c}
     assert set(s.frontier[0]) == {pack_cell(r, col) for r, col in
                                   [(-1, 1), (0, 2), (1, 2), (2, 1), (2, 0), (1, -1), (0, 0)]}
@@ -60,7 +60,7 @@ def test_arboretum_without_placement_order_is_rebuilt() -> None:
 def test_arboretum_with_a_given_placement_order() -> None:
     data = base()
     a, b, c = three_cards_on_player_0(data, [0, 2, 1])
-    s = GameState.from_dict(data)
+    s = state_from_dict(data)
     assert list(s.arboretums[0].values()) == [a, c, b]
 
 
@@ -68,7 +68,7 @@ def test_arboretum_order_that_is_not_a_placement_order() -> None:
     data = base()
     three_cards_on_player_0(data, [0, 1, 2])
     with pytest.raises(StateFormatError, match="not a placement order"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def test_arboretum_order_naming_a_missing_card() -> None:
@@ -76,7 +76,7 @@ def test_arboretum_order_naming_a_missing_card() -> None:
     a, b, c = three_cards_on_player_0(data, [0, 2, 1])
     data["arboretum_order"][0][2] = data["deck"][0]
     with pytest.raises(StateFormatError, match="not a placement order"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def test_disconnected_arboretum() -> None:
@@ -85,7 +85,7 @@ def test_disconnected_arboretum() -> None:
     data["arboretums"][1] = [[0, 0, a], [2, 0, b]]
     data["arboretum_order"][1] = [a, b]
     with pytest.raises(StateFormatError, match="player 1 is not orthogonally connected"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 @pytest.mark.parametrize("key", ["hands", "discards", "known"])
@@ -93,36 +93,36 @@ def test_non_int_card_in_a_per_player_list(key: str) -> None:
     data = base()
     data[key][1] = [*data[key][1], "oak 3"]
     with pytest.raises(StateFormatError, match=key):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def test_missing_fields() -> None:
     data = base()
     del data["deck"], data["phase"]
     with pytest.raises(StateFormatError, match="state is missing deck, phase"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def test_cards_not_those_of_the_species_in_play() -> None:
     data = base()
     data["deck"][0] = 79  # willow 8: willow is not in play
     with pytest.raises(StateFormatError, match="not exactly the cards"):
-        GameState.from_dict(data)
+        state_from_dict(data)
     data = base()
     data["hands"][1].append(data["deck"][0])  # one card in two places
     with pytest.raises(StateFormatError, match="not exactly the cards"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def test_bad_phase_and_player() -> None:
     data = base()
     data["phase"] = 9
     with pytest.raises(StateFormatError, match="Phase"):
-        GameState.from_dict(data)
+        state_from_dict(data)
     data = base()
     data["current_player"] = 2
     with pytest.raises(StateFormatError, match="current_player"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def _all_deck_into_arboretums(data: dict) -> None:
@@ -138,13 +138,13 @@ def test_empty_deck_must_be_the_last_turn() -> None:
     _all_deck_into_arboretums(data)
     data["phase"] = int(Phase.PLAY)
     with pytest.raises(StateFormatError, match="last_turn"):
-        GameState.from_dict(data)
+        state_from_dict(data)
     data["last_turn"] = True
-    assert GameState.from_dict(data).phase is Phase.PLAY
+    assert state_from_dict(data).phase is Phase.PLAY
     data = base()
     data["last_turn"] = True  # the deck still has cards
     with pytest.raises(StateFormatError, match="last_turn"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def test_draw_phase_without_any_source_is_rejected() -> None:
@@ -154,7 +154,7 @@ def test_draw_phase_without_any_source_is_rejected() -> None:
     data["last_turn"] = True
     data["phase"] = int(Phase.DRAW_SECOND)
     with pytest.raises(StateFormatError, match="no draw source"):
-        GameState.from_dict(data)
+        state_from_dict(data)
 
 
 def test_a_loaded_state_is_never_stuck() -> None:
@@ -167,7 +167,7 @@ def test_a_loaded_state_is_never_stuck() -> None:
                 break
             actions = s.legal_actions()
             s.apply(actions[int(rng.integers(len(actions)))])
-        r = GameState.from_dict(copy.deepcopy(s.to_dict()))
+        r = state_from_dict(copy.deepcopy(s.to_dict()))
         assert r.game_over or r.legal_actions()
         random_playout(r, rng)
         assert r.game_over and r.deck == []

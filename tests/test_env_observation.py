@@ -260,6 +260,7 @@ def test_placement_gains_equal_brute_force():
 
 
 @pytest.mark.skipif(not jit_gains.available, reason="numba is not installed")
+@pytest.mark.slow
 def test_compiled_frame_gains_equal_brute_force():
     """``engine.jit_gains.frame_gains`` (the env's gain plane) on every free cell of an
     arboretum's action frame, for every card not in it, against re-scoring with the card there."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from arboretum_env.actions import DISCARD, PLAY_CARD, PLAY_CELL, apply_id, cell_id, frame_origin
-from arboretum_env.engine import GameState, Phase
+from arboretum_env.engine import GameState, Phase, state_from_dict
 from arboretum_env.env import raw_env
 from arboretum_env.observation import OFFSETS
 
@@ -51,7 +51,7 @@ def worst_case_state(cells: list[tuple[int, int]], num_players: int = 2) -> Game
         "phase": int(Phase.PLAY), "current_player": 0, "turn": len(cells) * num_players,
         "last_turn": False, "history": [],
     }
-    return GameState.from_dict(data)
+    return state_from_dict(data)
 
 
 @pytest.mark.parametrize("kind", ["right", "left", "down", "up", "L", "L-up-left"])

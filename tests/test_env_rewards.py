@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arboretum_env.actions import DISCARD, DRAW_DECK, PLAY_CELL, IllegalActionError
-from arboretum_env.engine import GameState, Phase, score
+from arboretum_env.engine import GameState, Phase, score, state_from_dict
 from arboretum_env.env import env, raw_env, score_margin_rewards, win_loss_rewards
 
 
@@ -90,7 +90,7 @@ def last_discard_state(num_players: int, planted: dict[int, list[int]]) -> GameS
     rest = free[8 + 7 * (num_players - 1):]
     discards = [rest] + [[] for _ in range(num_players - 1)]
     arboretums = [[[0, i, c] for i, c in enumerate(planted.get(p, []))] for p in range(num_players)]
-    return GameState.from_dict({
+    return state_from_dict({
         "config": {"num_players": num_players, "species": species, "starting_player": 0},
         "seed": None, "deck": [], "hands": hands, "discards": discards, "arboretums": arboretums,
         "known": [[] for _ in range(num_players)], "drawn": [], "phase": int(Phase.DISCARD),

@@ -52,6 +52,7 @@ def test_advice_is_the_greedy_choice_and_legal():
         assert int(advice.argmax()) == greedy.act(None, mask, tv)
 
 
+@pytest.mark.slow
 def test_advice_of_the_tempo_advisor():
     writer, tempo = HintWriter("tempo"), TempoAgent()
     differs = 0

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from arboretum_env.agents import make_agent
 from arboretum_env.agents.arena import play_game
 from arboretum_env.agents.policy import PolicyAgent
@@ -24,6 +26,7 @@ def test_policy_file_loads_and_names_its_advisor():
     assert metadata["advisor"] == agent.metadata["advisor"] == metadata["config"]["teacher"]
 
 
+@pytest.mark.slow
 def test_plays_legal_games_in_either_seat():
     agent = PolicyAgent(SHIPPED / "policy.pt")
     for seat in (0, 1):

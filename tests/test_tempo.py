@@ -73,7 +73,7 @@ def test_without_the_bonus_it_is_greedy_plus():
     assert decisions > 60
 
 
-@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("n", [2, 3, pytest.param(4, marks=pytest.mark.slow)])
 def test_plays_legal_reproducible_games(n):
     first = play_game([TempoAgent() for _ in range(n)], n, seed=11)
     again = play_game([make_agent("tempo") for _ in range(n)], n, seed=11)

@@ -69,6 +69,7 @@ def greedy_vs_random(tmp_path_factory):
     return text, out
 
 
+@pytest.mark.slow
 def test_table_and_rates(greedy_vs_random) -> None:
     text, out = greedy_vs_random
     assert "greedy" in text and "random" in text and "95% CI" in text
@@ -92,6 +93,7 @@ def test_table_and_rates(greedy_vs_random) -> None:
         assert rating["ordinal"] == pytest.approx(rating["mu"] - 3 * rating["sigma"])
 
 
+@pytest.mark.slow
 def test_records_rotate_seats(greedy_vs_random) -> None:
     data = json.loads((greedy_vs_random[1] / "r.json").read_text())
     seen = Counter(tuple(rec["seats"]) for rec in data["records"])
@@ -103,6 +105,7 @@ def test_records_rotate_seats(greedy_vs_random) -> None:
     assert data["records"][0]["seed"] == data["records"][1]["seed"] != data["records"][2]["seed"]
 
 
+@pytest.mark.slow
 def test_csv_and_plot(greedy_vs_random) -> None:
     out = greedy_vs_random[1]
     with open(out / "r.csv", newline="") as fh:
@@ -116,6 +119,7 @@ def test_csv_and_plot(greedy_vs_random) -> None:
     assert (out / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_same_seed_same_results(greedy_vs_random) -> None:
     # the first games of a tournament do not depend on its length: replay 4 of the 40
     data = json.loads((greedy_vs_random[1] / "r.json").read_text())
@@ -193,6 +197,7 @@ def bad_inputs(tmp: Path) -> dict[str, list[str]]:
 TORCH_CASES = ("corrupt checkpoint", "corrupt policy", "empty run folder")
 
 
+@pytest.mark.slow
 def test_bad_inputs_give_one_line_and_exit_2(tmp_path: Path) -> None:
     cases = {k: v for k, v in bad_inputs(tmp_path).items() if k not in TORCH_CASES}
     base = [sys.executable, "-m", "arboretum_env.cli", "evaluate"]
@@ -235,6 +240,7 @@ def test_cli_runs_and_writes_json(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- model entrants
+@pytest.mark.slow
 def test_checkpoint_folder_and_policy_file_entrants(tmp_path: Path) -> None:
     """An (untrained) MaskablePPO checkpoint in a run folder and its exported policy file take
     part like any agent; the run's learning curve goes into the plot."""

@@ -17,6 +17,8 @@ from arboretum_env.versions import VersionMismatchError
 from training.export import CheckpointError, export_policy, find_checkpoint, load_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # the module's fixture trains for about two minutes
+
 TINY = ["--set", "total_timesteps=256", "--set", "n_steps=128", "--set", "batch_size=64",
         "--set", "n_epochs=1", "--set", "bc_games=1", "--set", "bc_epochs=1", "--set", "eval_every=128",
         "--set", "eval_games=2", "--set", "final_eval_games=2", "--set", "snapshot_every=128",

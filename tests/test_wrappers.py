@@ -64,6 +64,7 @@ def test_action_space_samples_legal_actions():
     assert env.action_space.sample(mask=only) == 7
 
 
+@pytest.mark.slow
 def test_the_learner_gets_minus_one_in_every_lost_game_even_when_an_opponent_ends_it():
     env = SingleAgentEnv(num_players=2, opponents=[GreedyAgent()], seed=123)
     rng = np.random.default_rng(0)
@@ -93,6 +94,7 @@ def test_the_learner_gets_minus_one_in_every_lost_game_even_when_an_opponent_end
     assert lost_on_opponent_move > 0, "no loss was decided on the opponent's move"
 
 
+@pytest.mark.slow
 def test_rewards_with_three_players_and_score_margin():
     rng = np.random.default_rng(1)
     env = SingleAgentEnv(num_players=3, opponents="greedy", seed=5)
@@ -228,6 +230,7 @@ def test_pickling_keeps_the_configuration():
     assert _same(_trajectory(clone, seed=5, episodes=1), _trajectory(env, seed=5, episodes=1))
 
 
+@pytest.mark.slow
 def test_subproc_vec_env_runs_two_envs():
     from stable_baselines3.common.vec_env import SubprocVecEnv
 

@@ -12,11 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from arboretum_env.agents import BASELINES  # the agents a config may name as opponents
 from arboretum_env.errors import UserError
 from arboretum_env.hints import ADVISORS
-
-BASELINES = ("random", "greedy", "greedy_plus", "tempo")
-"""The agents a config may name as opponents."""
 
 
 class ConfigKeyError(UserError):

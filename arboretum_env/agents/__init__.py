@@ -18,12 +18,23 @@ from .greedy_plus import GreedyPlusAgent
 
 AgentFactory = Callable[[str, Optional[int]], Agent]
 
-AGENT_REGISTRY: dict[str, AgentFactory] = {
-    "random": lambda arg, seed: RandomAgent(seed),
-    "greedy": lambda arg, seed: GreedyAgent(seed),
-    "tempo": lambda arg, seed: TempoAgent(seed),
-    "greedy_plus": lambda arg, seed: GreedyPlusAgent(seed),
+HEURISTIC_AGENTS: dict[str, type[Agent]] = {
+    "greedy": GreedyAgent,
+    "greedy_plus": GreedyPlusAgent,
+    "tempo": TempoAgent,
 }
+"""The heuristic agents by name: the one list that the hint advisors, the training config and
+the benchmarks read."""
+
+BASELINES: dict[str, type[Agent]] = {"random": RandomAgent, **HEURISTIC_AGENTS}
+"""The agents made from their name and a seed alone (the opponents a training config may name)."""
+
+
+def _baseline(cls: type[Agent]) -> "AgentFactory":
+    return lambda argument, seed: cls(seed)
+
+
+AGENT_REGISTRY: dict[str, AgentFactory] = {name: _baseline(cls) for name, cls in BASELINES.items()}
 """Spec prefix -> factory ``(argument after 'prefix:', seed) -> Agent``."""
 
 RESOLVERS: list[Callable[[str, Optional[int]], Optional[Agent]]] = []
@@ -76,4 +87,5 @@ register_agent("policy", _policy_file)
 register_resolver(_policy_path)
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
-           "register_resolver", "AGENT_REGISTRY", "legal_actions", "as_policy"]
+           "register_resolver", "AGENT_REGISTRY", "BASELINES", "HEURISTIC_AGENTS", "legal_actions",
+           "as_policy"]

@@ -47,10 +47,3 @@ def play_game(agents: Sequence[AgentLike], num_players: Optional[int] = None,
         action = policies[p](encode(tv).copy(), mask.copy(), tv)
         pending = A.apply_id(state, pending, action)
     raise RuntimeError(f"game not over after {max_decisions} decisions")
-
-
-def play_match(make_agents: Callable[[int], Sequence[AgentLike]], games: int, num_players: int,
-               seed: int = 0) -> list[ScoreResult]:
-    """``games`` games with seeds ``seed, seed + 1, ...``; ``make_agents(game_index)`` gives the
-    agents of each game (rotate seats there)."""
-    return [play_game(make_agents(i), num_players, seed + i) for i in range(games)]

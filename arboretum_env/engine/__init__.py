@@ -21,7 +21,7 @@ from .playout import random_playout
 from .position import PositionError, parse_position, score_command, state_to_position
 from .record import GameRecord
 from .scoring import PlayerScore, ScoreResult, SpeciesScore, best_path, rights, score_position
-from .serialize import StateFormatError
+from .serialize import StateFormatError, state_from_dict
 from .state import DECK, Action, ActionKind, GameState, IllegalActionError, Phase, new_game
 from .view import PlayerView, observe
 

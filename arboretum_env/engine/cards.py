@@ -34,8 +34,6 @@ CELL_STRIDE = 256
 """Packed cells: ``row * CELL_STRIDE + col``; neighbours are +-1 and +-CELL_STRIDE."""
 CELL_LIMIT = 100
 """Engine coordinates stay within +-CELL_LIMIT so that packing is unambiguous."""
-NEIGHBOUR_OFFSETS: tuple[int, int, int, int] = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
-
 
 def make_card(species: int, rank: int) -> int:
     return species * NUM_RANKS + rank - 1
@@ -66,8 +64,3 @@ def pack_cell(row: int, col: int) -> int:
 def unpack_cell(cell: int) -> tuple[int, int]:
     row = (cell + CELL_STRIDE // 2) // CELL_STRIDE
     return row, cell - row * CELL_STRIDE
-
-
-def species_id(name: str) -> int:
-    """Index of a canonical species name; ``KeyError`` for an unknown name."""
-    return SPECIES_INDEX[name]

@@ -1,4 +1,7 @@
-"""Full states from JSON-able dicts (the inverse of ``GameState.to_dict``), with validation."""
+"""Full states from JSON-able dicts (the inverse of ``GameState.to_dict``), with validation.
+
+This module sits above ``state`` (it builds a ``GameState``); ``state`` does not import it.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +51,8 @@ def _placement_order(cells: list, p: int) -> list[int]:
 
 
 def state_from_dict(data: dict) -> GameState:
+    """The state that ``GameState.to_dict`` wrote (exactly: ``state_from_dict(s.to_dict()) == s``);
+    ``StateFormatError`` names what is malformed or inconsistent."""
     if not isinstance(data, dict):
         raise StateFormatError("a state must be a JSON object")
     missing = [k for k in ("config", "deck", "hands", "discards", "arboretums", "known", "drawn",

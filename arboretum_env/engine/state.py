@@ -99,7 +99,7 @@ class GameState:
                  "discards", "arboretums", "frontier", "known", "drawn", "phase",
                  "current_player", "turn", "last_turn", "history")
 
-    def __init__(self) -> None:  # use new_game() or from_dict()
+    def __init__(self) -> None:  # use new_game() or state_from_dict()
         self.seed: Optional[int] = None
         """The int seed of ``new_game`` (``None`` if it was given a Generator)."""
         self.setup: Optional[GameConfig] = None
@@ -302,7 +302,7 @@ class GameState:
     __hash__ = None  # mutable
 
     def to_dict(self) -> dict:
-        """The whole state as JSON-able data (``from_dict`` restores it exactly)."""
+        """The whole state as JSON-able data (``serialize.state_from_dict`` restores it exactly)."""
         return {
             "config": {"num_players": self.num_players, "species": list(self.species),
                        "starting_player": self.starting_player},
@@ -322,12 +322,6 @@ class GameState:
             "last_turn": self.last_turn,
             "history": [list(a) for a in self.history],
         }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "GameState":
-        from .serialize import state_from_dict  # validation lives beside the format
-
-        return state_from_dict(data)
 
 
 def place(arboretum: dict[int, int], frontier: dict[int, None], cell: int, card: int) -> None:
