@@ -210,9 +210,6 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         self._fast = batch_table.available
         self._table = batch_table.new_tables(1)
         self._observers = np.arange(num_players, dtype=np.int64).reshape(num_players, 1)
-        self._action = np.zeros(1, np.int64)
-        self._status = np.zeros(1, np.int64)
-        self._end_rewards = np.zeros((1, batch_table.SEATS))
         self._state: Optional[GameState] = None
         self._pending: Optional[int] = None
         self._steps = 0
@@ -303,9 +300,7 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``act
         t = self._table[0]
         p = state.current_player
         cell = batch_table.play_cell_of(t, p, action) if PLAY_CELL <= action < DISCARD else 0
-        self._action[0] = action
-        batch_table.step(self._table, self._action, 0, self._status, self._end_rewards)
-        if self._status[0] == batch_table.ILLEGAL:
+        if batch_table.step_one(t, action) == batch_table.ILLEGAL:
             apply_id(state, self._pending, action)  # raises IllegalActionError, naming the reason
             raise AssertionError(f"the compiled path refused action {action}, the engine took it")
         if action < PLAY_CARD:

@@ -40,6 +40,7 @@ from arboretum_env.vector import VectorEnv
 
 from .batch_eval import evaluate_policy
 from .selfplay_config import SelfPlayConfig
+from .selfplay_export import export_selfplay_policy
 from .selfplay_io import RunFolder, write_curve_plot
 
 LEARNER = -1
@@ -259,6 +260,7 @@ class SelfPlayTrainer:
                 self.next_eval = (self.steps // c.eval_every + 1) * c.eval_every
         bar.close()
         final = self.evaluate(c.final_eval_games, c.final_eval_opponents)
+        export_selfplay_policy(self, self.folder.path / "policy.pt")
         return self.folder.finish(self, final)
 
     def add_snapshot(self) -> None:
@@ -272,7 +274,7 @@ class SelfPlayTrainer:
             self.snapshot_steps.pop(0)
 
     def checkpoint_and_evaluate(self) -> None:
-        self.folder.save_checkpoint(self)
+        self.folder.save_checkpoint(self.steps, *state_of(self))
         evaluation = self.evaluate(self.c.eval_games, self.c.eval_opponents)
         self.folder.record_evaluation(self, evaluation)
 

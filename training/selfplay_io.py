@@ -90,11 +90,9 @@ class RunFolder:
                  if p.stem.split("_")[1].isdigit()]
         return [p for _, p in sorted(found, reverse=True)]
 
-    def save_checkpoint(self, trainer) -> Path:
-        from .selfplay import state_of
-
-        tensors, meta = state_of(trainer)
-        path = self.checkpoints / f"step_{trainer.steps}.pt"
+    def save_checkpoint(self, steps: int, tensors: dict, meta: dict) -> Path:
+        """``checkpoints/step_<steps>.pt`` (tensors) and ``.json`` (the rest), each atomically."""
+        path = self.checkpoints / f"step_{steps}.pt"
         buffer = io.BytesIO()
         torch.save(tensors, buffer)
         atomic_write_bytes(path, buffer.getvalue())
@@ -203,10 +201,8 @@ class RunFolder:
 
     # ------------------------------------------------------------------ the end
     def finish(self, trainer, final: dict) -> dict:
-        from .selfplay_export import export_selfplay_policy
-
+        """``evaluation.json``: steps, training wall time and speed, the final evaluation."""
         summary = {name: {k: v for k, v in r.items() if k != "records"} for name, r in final.items()}
-        export_selfplay_policy(trainer, self.path / "policy.pt")
         out = {"steps": trainer.steps, "wall_s": round(trainer.wall, 1),
                "steps_per_s": round(trainer.steps / max(trainer.wall, 1e-9)), "final": summary}
         atomic_write_text(self.path / "evaluation.json", json.dumps(out, indent=2))
