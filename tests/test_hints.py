@@ -8,7 +8,7 @@ from arboretum_env.agents.greedy import GreedyAgent
 from arboretum_env.agents.tempo import TempoAgent
 from arboretum_env.engine import GameConfig, new_game
 from arboretum_env.engine.scoring import best_path
-from arboretum_env.hints import ADVICE_OFFSET, HINT_SECTIONS, HINT_SIZE, HintWriter, free_cells
+from arboretum_env.agents.hints import ADVICE_OFFSET, HINT_SECTIONS, HINT_SIZE, HintWriter, free_cells
 from arboretum_env.table_view import table_view
 
 

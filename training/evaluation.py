@@ -6,7 +6,7 @@ import numpy as np
 
 from arboretum_env.agents import make_agent
 from arboretum_env.agents.base import Agent
-from arboretum_env.hints import HINT_SIZE, HintWriter, with_hints
+from arboretum_env.agents.hints import HINT_SIZE, HintWriter, with_hints
 from arboretum_env.observation import OBS_SIZE
 from arboretum_env.agents.arena import play_game
 

@@ -29,7 +29,7 @@ from training.config import TrainConfig, config_to_dict
 from training.evaluation import ModelAgent, evaluate_against_baselines
 from training.export import export_policy, load_checkpoint, save_checkpoint
 from training.imitation import imitate_teacher
-from training.network import ArboretumPolicy
+from training.network import learning_rate_schedule, policy_spec
 
 
 # ----------------------------------------------------------------------------- 1. run folder
@@ -93,14 +93,10 @@ def make_vec_env(config: TrainConfig, opponents: list[str]):
 
 # ----------------------------------------------------------------------------- 3. model
 def new_model(config: TrainConfig, env, folder: Path) -> MaskablePPO:
-    start, end = config.learning_rate, config.learning_rate * 0.1
-    if config.network == "cnn":
-        policy, policy_kwargs = ArboretumPolicy, {"channels": config.channels, "hidden": config.hidden}
-    else:
-        policy, policy_kwargs = "MlpPolicy", {"net_arch": [config.hidden, config.hidden]}
+    policy, policy_kwargs = policy_spec(config)  # also what a checkpoint is loaded with
     return MaskablePPO(
         policy, env,
-        learning_rate=lambda progress: end + (start - end) * progress,
+        learning_rate=learning_rate_schedule(config),
         n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
         gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
         ent_coef=config.ent_coef, vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm,

@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import UserError
-from ..hints import ADVISORS, HintWriter, with_hints
+from .hints import ADVISORS, HintWriter, with_hints
 from ..observation import OBS_SIZE
 from .base import Agent
 from ..versions import check_versions
