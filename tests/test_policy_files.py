@@ -266,3 +266,26 @@ def test_torchscript_export_is_for_deployment_and_never_read_back(tmp_path):
         PolicyAgent(tmp_path / "p.pt")
     proc = cli("evaluate", str(tmp_path / "p.pt"), "random", "--games", "2")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_sb3_checkpoints_from_before_the_move_still_load():
+    """The SB3 policy's extractor keeps its modules under ``.features`` now; a state dict with the
+    older keys (``features_extractor.conv...``) loads into it unchanged."""
+    import gymnasium as gym
+
+    from training.network import ArboretumPolicy, sb3_network_state
+
+    space = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+    make = lambda: ArboretumPolicy(space, gym.spaces.Discrete(A.NUM_ACTIONS), lambda _: 1e-3,  # noqa: E731
+                                   channels=4, hidden=16)
+    torch.manual_seed(3)
+    policy = make()
+    old = {k.replace("_extractor.features.", "_extractor."): v for k, v in policy.state_dict().items()}
+    assert any(k.startswith("features_extractor.conv.") for k in old)
+    fresh = make()
+    fresh.load_state_dict(old)
+    for key, value in policy.state_dict().items():
+        torch.testing.assert_close(fresh.state_dict()[key], value)
+    name, kwargs, state = sb3_network_state(fresh, hints=False)
+    net = build_network(name, kwargs)
+    net.load_state_dict(state)

@@ -143,7 +143,8 @@ class SelfPlayCallback(BaseCallback):
         save_checkpoint(self.model, self.folder / "checkpoints", steps, config_to_dict(self.config),
                         {"pool": self.pool.snapshots})
         result = evaluate_against_baselines(
-            ModelAgent(self.model, self.config.teacher, hints=self.config.hints), self.config.num_players, games or self.config.eval_games,
+            ModelAgent(self.model, self.config.teacher, hints=self.config.hints), self.config.num_players,
+            games or self.config.eval_games,
             seed=10_000 + steps)
         record = {"timesteps": steps, "wall_s": round(time.perf_counter() - self.t0, 1), **result}
         with self.history_path.open("a") as fh:
