@@ -16,7 +16,7 @@ import torch
 from arboretum_env import actions as A
 from arboretum_env.agents import make_agent
 from arboretum_env.agents.arena import play_game
-from arboretum_env.agents.hints import ADVICE_OFFSET, HINT_SIZE, HintSpecError
+from arboretum_env.agents.hints import ADVICE_OFFSET, HINT_SIZE, HintSpecError, hint_spec
 from arboretum_env.agents.networks import NETWORKS, NetworkSpecError, build_network, input_size
 from arboretum_env.agents.policy import PolicyAgent, choose
 from arboretum_env.agents.policy_file import (FORMAT, META_KEY, PolicyFileError, load_policy_file,
@@ -289,3 +289,51 @@ def test_sb3_checkpoints_from_before_the_move_still_load():
     name, kwargs, state = sb3_network_state(fresh, hints=False)
     net = build_network(name, kwargs)
     net.load_state_dict(state)
+
+
+def test_an_old_torchscript_policy_file_converts_once_when_trusted(tmp_path):
+    """The documented conversion: a TorchScript file in the old export layout (``features``,
+    ``actor``, ``action_net``, mask applied inside) becomes a policy file with the same choices,
+    and only with --trust-torchscript."""
+    from arboretum_env.agents.networks import CnnFeatures, SplitHead
+    from arboretum_env.versions import current_versions
+    from training.export import convert_torchscript
+
+    class OldMaskedPolicy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features, self.actor = CnnFeatures(4, 16, hints=True), torch.nn.Sequential()
+            self.action_net = SplitHead(16, advice=True)
+
+        def forward(self, obs, mask):
+            masked = self.action_net(self.actor(self.features(obs))).masked_fill(mask == 0, -1e9)
+            return masked.argmax(dim=1), masked
+
+    torch.manual_seed(5)
+    old = OldMaskedPolicy().eval()
+    obs = torch.rand(6, input_size(True))
+    mask = (torch.rand(6, A.NUM_ACTIONS) < 0.1).to(torch.int8)
+    mask[:, 0] = 1
+    meta = {"hints": True, "advisor": "tempo", "timesteps": 9, "versions": current_versions(),
+            "format": "arboretum-policy/1"}
+    with torch.no_grad():
+        expected, _ = old(obs, mask)
+        torch.jit.save(torch.jit.trace(old, (obs, mask)), str(tmp_path / "old.pt"),
+                       _extra_files={"metadata.json": json.dumps(meta)})
+    with pytest.raises(PolicyFileError, match="--trust-torchscript"):
+        convert_torchscript(tmp_path / "old.pt", tmp_path / "new.safetensors")
+    assert not (tmp_path / "new.safetensors").exists()
+    converted = convert_torchscript(tmp_path / "old.pt", tmp_path / "new.safetensors", trust=True)
+    net, description = load_policy_file(converted)
+    assert description["hints"]["advisor"] == "tempo" and description["timesteps"] == 9
+    logits, value = net(obs)
+    assert [choose(row, m) for row, m in zip(logits.detach().numpy(), mask.numpy())] == expected.tolist()
+    assert not value.any()  # the old files had no value head
+
+
+def test_saving_refuses_a_hint_description_of_another_version(tmp_path):
+    kwargs = {"channels": 4, "hidden": 16, "hints": True}
+    state = build_network("cnn", kwargs).state_dict()
+    with pytest.raises(HintSpecError, match="layout 0"):
+        save_policy_file(tmp_path / "p.safetensors", "cnn", kwargs, state,
+                         {"hints": {**hint_spec("greedy"), "layout": 0}})

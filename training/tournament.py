@@ -3,8 +3,8 @@ OpenSkill ratings.
 
 **Entrants** are agent specs: a registered agent name (``random``, ``greedy``, ...), a checkpoint
 (a run folder: its newest checkpoint, or a ``.zip``; played deterministically through
-``training.evaluation.ModelAgent``) or a policy file (``.safetensors``, ``PolicyAgent``; an old TorchScript ``.pt`` is refused
-with the command that converts it). A spec
+``training.evaluation.ModelAgent``) or a policy file (``.safetensors``, ``PolicyAgent``; an old
+TorchScript ``.pt`` is refused with the command that converts it). A spec
 may be listed twice to enter two copies (named ``greedy``, ``greedy#2``): ``N`` players per table
 need at least ``N`` entrants.
 

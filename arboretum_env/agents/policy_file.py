@@ -55,12 +55,12 @@ def tensor_checksum(tensors: dict) -> str:
 
 def _hints_entry(metadata: dict):
     """``metadata['hints']`` as stored: None, or the full hint description (from a bool plus
-    ``metadata['advisor']``, or a description already)."""
+    ``metadata['advisor']``, or a description already, which must be this version's)."""
     hints = metadata.get("hints")
     if not hints:
         return None
     if isinstance(hints, dict):
-        return hint_spec(hints["advisor"])
+        return hint_spec(check_hint_spec(hints, "save_policy_file: metadata['hints']"))
     return hint_spec(metadata.get("advisor") or "greedy")
 
 

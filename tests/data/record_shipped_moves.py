@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from arboretum_env.agents import make_agent  # noqa: E402
 from arboretum_env.agents.arena import play_game  # noqa: E402
+from arboretum_env.fileio import atomic_write_text  # noqa: E402
 
 OUT = Path(__file__).with_name("shipped_moves.json")
 OPPONENTS = ("greedy", "tempo", "random")
@@ -61,7 +62,7 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=1000)
     args = parser.parse_args()
     data = record(args.agent, args.positions)
-    OUT.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    atomic_write_text(OUT, json.dumps(data, separators=(",", ":")) + "\n")
     print(f"wrote {OUT}: {data['positions']} positions in {len(data['games'])} games")
 
 
