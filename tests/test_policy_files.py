@@ -337,3 +337,16 @@ def test_saving_refuses_a_hint_description_of_another_version(tmp_path):
     with pytest.raises(HintSpecError, match="layout 0"):
         save_policy_file(tmp_path / "p.safetensors", "cnn", kwargs, state,
                          {"hints": {**hint_spec("greedy"), "layout": 0}})
+
+
+def test_any_header_length_is_read_as_safetensors(tmp_path):
+    """A header whose length starts with byte 0x80 (a pickle's first byte) is still safetensors."""
+    kwargs = {"channels": 4, "hidden": 16, "hints": False}
+    state = build_network("cnn", kwargs).state_dict()
+    for pad in range(300):
+        path = save_policy_file(tmp_path / "p.safetensors", "cnn", kwargs, state, {"trained_from": "x" * pad})
+        if path.read_bytes()[0] == 0x80:
+            assert load_policy_file(path)[1]["trained_from"] == "x" * pad
+            break
+    else:
+        pytest.fail("no padding gave a header length starting with 0x80")

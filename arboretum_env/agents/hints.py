@@ -2,9 +2,8 @@
 
 Layer: agents (it asks the heuristic agents for their advice; the policy agent, the wrapper
 and training import it). ``SingleAgentEnv(..., hints=True)`` (and ``hints: true`` in a training
-config) appends
-``HINT_SIZE`` values to the observation (after the standard sections), written only for the
-player to move; ``with_hints(obs, table_view, HintWriter(), mask)`` does it for any caller:
+config) appends ``HINT_SIZE`` values to the observation (after the standard sections), written
+only for the player to move; ``with_hints(obs, table_view, HintWriter(), mask)`` does it for any caller:
 
 | section | width | meaning (scaled by / 20, clipped to 1) |
 |---|---|---|
@@ -15,9 +14,9 @@ player to move; ``with_hints(obs, table_view, HintWriter(), mask)`` does it for 
 
 The advisor is named when the writer is made (``HintWriter("tempo")``; default ``"greedy"``);
 policy files record :func:`hint_spec` (layout version, sizes, scale, the advisor's name and
-parameters) and refuse to play with hints written differently (:func:`check_hint_spec`). The advice makes the heuristic a prior that a
-policy can follow and learn to overrule (residual policy learning); the other sections are the
-raw quantities behind it.
+parameters) and are refused where this version writes other hints (:func:`check_hint_spec`).
+The advice makes the heuristic a prior that a policy can follow and learn to overrule (residual
+policy learning); the other sections are the raw quantities behind it.
 
 They cost time (an exact "what if this card went there" for every card and cell, through
 :class:`engine.paths.PathTables`), so they are off by default; the shipped agent is

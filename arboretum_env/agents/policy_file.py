@@ -88,6 +88,10 @@ def save_policy_file(path, network: str, network_kwargs: dict, state_dict: dict,
 
 
 def _refuse_program(path: Path, head: bytes) -> None:
+    """A zip (TorchScript, ``torch.save``) or a pickle is named as such. A safetensors file starts
+    with its header's length (8 bytes, little-endian) and then ``{``: never taken for either."""
+    if head[8:9] == b"{":
+        return
     if head.startswith(b"PK\x03\x04") or head[:1] == b"\x80":
         raise PolicyFileError(
             f"{path}: a TorchScript or pickle file (it can run code), not a data-only policy file; "
@@ -102,7 +106,7 @@ def read_policy_file(path) -> tuple[dict, dict]:
     if not path.is_file():
         raise PolicyFileError(f"{path}: no such policy file")
     with path.open("rb") as fh:
-        _refuse_program(path, fh.read(4))
+        _refuse_program(path, fh.read(9))
     try:
         with safe_open(str(path), framework="pt", device="cpu") as f:
             raw = (f.metadata() or {}).get(META_KEY)
