@@ -39,4 +39,4 @@ def train_command(config_path: str, overrides: list[str], resume: bool, progress
     folder = run_folder(config)
     plot = plot_learning_curve(folder)
     return (f"run {folder} after {final['timesteps']} steps ({final['wall_s']} s):\n"
-            f"{format_evaluation(final)}\npolicy: {folder / 'policy.pt'}\nplot: {plot}")
+            f"{format_evaluation(final)}\npolicy: {folder / 'policy.safetensors'}\nplot: {plot}")

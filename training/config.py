@@ -14,7 +14,7 @@ import yaml
 
 from arboretum_env.agents import BASELINES  # the agents a config may name as opponents
 from arboretum_env.errors import UserError
-from arboretum_env.hints import ADVISORS
+from arboretum_env.agents.hints import ADVISORS
 
 
 class ConfigKeyError(UserError):
@@ -37,7 +37,7 @@ class TrainConfig:
     reward_mode: str = "win_loss"
     """``win_loss`` (+1 / -1, shared wins split) or ``score_margin``."""
     hints: bool = True
-    """Append the hint sections (``arboretum_env.hints``: placement gains per hand card, what a
+    """Append the hint sections (``arboretum_env.agents.hints``: placement gains per hand card, what a
     discard gives the opponents, what each pile top is worth) to the learner's observation."""
     n_envs: int = 2
     """Parallel environments (``SubprocVecEnv`` when above 1)."""

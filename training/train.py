@@ -29,7 +29,7 @@ from training.config import TrainConfig, config_to_dict
 from training.evaluation import ModelAgent, evaluate_against_baselines
 from training.export import export_policy, load_checkpoint, save_checkpoint
 from training.imitation import imitate_teacher
-from training.network import ArboretumPolicy
+from training.network import learning_rate_schedule, policy_spec
 
 
 # ----------------------------------------------------------------------------- 1. run folder
@@ -46,7 +46,7 @@ class OpponentPool:
 
     def __init__(self, config: TrainConfig, folder: Path):
         self.config, self.folder = config, folder / "pool"
-        self.snapshots = sorted(str(p) for p in self.folder.glob("snapshot_*.pt"))[-config.pool_size:]
+        self.snapshots = sorted(str(p) for p in self.folder.glob("snapshot_*.safetensors"))[-config.pool_size:]
 
     def specs(self) -> list[str]:
         """Opponent specs, one drawn per seat per episode: snapshots weighted to make up
@@ -61,7 +61,7 @@ class OpponentPool:
         return baselines + [f"policy:{s}" for s in self.snapshots] * copies
 
     def add(self, model, timesteps: int) -> str:
-        path = self.folder / f"snapshot_{timesteps:09d}.pt"
+        path = self.folder / f"snapshot_{timesteps:09d}.safetensors"
         export_policy(model, path, {"timesteps": timesteps, "role": "snapshot",
                                     "hints": self.config.hints, "advisor": self.config.teacher})
         self.snapshots = (self.snapshots + [str(path)])[-self.config.pool_size:]
@@ -93,14 +93,10 @@ def make_vec_env(config: TrainConfig, opponents: list[str]):
 
 # ----------------------------------------------------------------------------- 3. model
 def new_model(config: TrainConfig, env, folder: Path) -> MaskablePPO:
-    start, end = config.learning_rate, config.learning_rate * 0.1
-    if config.network == "cnn":
-        policy, policy_kwargs = ArboretumPolicy, {"channels": config.channels, "hidden": config.hidden}
-    else:
-        policy, policy_kwargs = "MlpPolicy", {"net_arch": [config.hidden, config.hidden]}
+    policy, policy_kwargs = policy_spec(config)  # also what a checkpoint is loaded with
     return MaskablePPO(
         policy, env,
-        learning_rate=lambda progress: end + (start - end) * progress,
+        learning_rate=learning_rate_schedule(config),
         n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
         gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
         ent_coef=config.ent_coef, vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm,
@@ -147,7 +143,8 @@ class SelfPlayCallback(BaseCallback):
         save_checkpoint(self.model, self.folder / "checkpoints", steps, config_to_dict(self.config),
                         {"pool": self.pool.snapshots})
         result = evaluate_against_baselines(
-            ModelAgent(self.model, self.config.teacher), self.config.num_players, games or self.config.eval_games,
+            ModelAgent(self.model, self.config.teacher, hints=self.config.hints), self.config.num_players,
+            games or self.config.eval_games,
             seed=10_000 + steps)
         record = {"timesteps": steps, "wall_s": round(time.perf_counter() - self.t0, 1), **result}
         with self.history_path.open("a") as fh:
@@ -198,7 +195,7 @@ def train(config: TrainConfig, resume: bool = False, show_progress: bool = True)
             callback._on_training_start()
         final = callback.evaluate_and_checkpoint(steps, config.final_eval_games)
         callback.bar.close()
-        export_policy(model, folder / "policy.pt",
+        export_policy(model, folder / "policy.safetensors",
                       {"timesteps": steps, "num_players": config.num_players, "run": config.run_name,
                        "hints": config.hints, "advisor": config.teacher})
     finally:
