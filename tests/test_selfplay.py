@@ -83,8 +83,14 @@ def test_a_tiny_run_writes_its_outputs_and_resumes(tmp_path):
     curve = [json.loads(line) for line in (folder / "curve.jsonl").read_text().splitlines()]
     assert curve[0]["step"] == 0 and curve[-1]["step"] == result["steps"]
     assert all(row["rating"] is not None for row in curve)
-    for name in ("config.yaml", "policy.pt", "evaluation.json", "learning_curve.png"):
+    for name in ("config.yaml", "policy.safetensors", "evaluation.json", "learning_curve.png"):
         assert (folder / name).is_file(), name
+    from arboretum_env.agents import make_agent
+    from arboretum_env.agents.arena import play_game
+
+    agent = make_agent(str(folder / "policy.safetensors"))  # built from our code, data only
+    assert agent.metadata["hints"] is None and "self-play from scratch" in agent.metadata["trained_from"]
+    assert play_game([agent, make_agent("random", seed=1)], 2, seed=5).totals  # legal to the end
     with pytest.raises(RunFolderError, match="already holds a run"):
         train_selfplay(selfplay_config(base), progress=False)
     newest = max(folder.glob("checkpoints/step_*.pt"), key=lambda p: int(p.stem[5:]))

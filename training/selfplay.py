@@ -267,7 +267,7 @@ class SelfPlayTrainer:
                 self.next_eval = (self.steps // c.eval_every + 1) * c.eval_every
         bar.close()
         final = self.evaluate(c.final_eval_games, c.final_eval_opponents)
-        export_selfplay_policy(self, self.folder.path / "policy.pt")
+        export_selfplay_policy(self, self.folder.path / "policy.safetensors")
         return self.folder.finish(self, final)
 
     def add_snapshot(self) -> None:

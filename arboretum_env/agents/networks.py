@@ -32,8 +32,10 @@ from ..actions import DISCARD, FRAME, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL
 from ..errors import UserError
 from ..observation import OBS_SIZE, SECTIONS
 from .hints import ADVICE_OFFSET, HINT_SIZE
+from .selfplay_net import PlaneNet
 
 N_GLOBAL_LOGITS = NUM_ACTIONS - FRAME_CELLS  # ids before and after the cell block
+
 MAX_WIDTH = 4096
 """Largest ``channels`` / ``hidden`` a network description may ask for (a file cannot make the
 loader allocate without bound)."""
@@ -163,7 +165,7 @@ class MlpNet(nn.Module):
         return self.action_net(self.policy_net(obs)), self.value_net(self.value_body(obs))[:, 0]
 
 
-NETWORKS: dict[str, type[nn.Module]] = {"cnn": CnnNet, "mlp": MlpNet}
+NETWORKS: dict[str, type[nn.Module]] = {"cnn": CnnNet, "mlp": MlpNet, "plane_net": PlaneNet}
 """Network name (as stored in policy files and training configs) -> class."""
 
 
