@@ -111,6 +111,8 @@ class SelfPlayTrainer:
         with torch.inference_mode():
             logits, value = net(torch.from_numpy(obs))
             logp = log_probs(logits, torch.from_numpy(masks))
+            if not torch.isfinite(logits).all():
+                raise FloatingPointError("the policy's logits are not finite: training diverged")
             if greedy:
                 return logp.argmax(1).numpy(), None, None
             # inverse-CDF sampling (cheaper than torch.multinomial on wide rows)
@@ -199,14 +201,14 @@ class SelfPlayTrainer:
         stats = []
         for _ in range(c.update_epochs):
             order = torch.from_numpy(self.rng.permutation(size))
-            for start in range(0, size, c.minibatch_size):
-                mb = order[start:start + c.minibatch_size]
+            # equal minibatches of at least minibatch_size (no tiny tail: its advantage std)
+            for mb in torch.tensor_split(order, max(1, size // c.minibatch_size)):
                 logits, value = self.net.forward_parts(other[mb], cells[mb])
                 logp_all = log_probs(logits, masks[mb])
                 logp = logp_all.gather(1, actions[mb][:, None]).squeeze(1)
                 ratio = torch.exp(logp - old_logp[mb])
                 adv = adv_all[mb]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                adv = (adv - adv.mean()) / (adv.std(unbiased=False) + 1e-8)
                 policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)).mean()
                 value_loss = 0.5 * ((value - ret_all[mb]) ** 2).mean()
                 entropy = -(logp_all.exp() * logp_all).sum(1).mean()
