@@ -35,7 +35,6 @@ FORBIDDEN_THIRD_PARTY = {
 LAYER_XFAIL = {
     "arboretum_env/hints.py": "env module imports agents.greedy/greedy_plus/tempo "
                               "(hints move out of the env layer on the security branch)",
-    "arboretum_env/cli.py": "imports training (moved to training/cli.py on the reliability branch)",
     "arboretum_env/wrappers.py": "SingleAgentEnv (env layer) seats agents and hints: to move into "
                                  "training/ with the import line of training/train.py "
                                  "(reliability branch's file) after the merge",

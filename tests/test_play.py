@@ -150,7 +150,7 @@ def test_bad_options_are_user_errors(kwargs, message) -> None:
 
 
 def test_cli_play_on_piped_input() -> None:
-    cmd = [sys.executable, "-m", "arboretum_env.cli", "play", "--opponents", "random", "--seed", "2"]
+    cmd = [sys.executable, "-m", "training.cli", "play", "--opponents", "random", "--seed", "2"]
     done = subprocess.run(cmd, cwd=ROOT, input="1\n" * 400, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "Final scores:" in done.stdout

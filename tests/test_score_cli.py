@@ -26,7 +26,7 @@ EMMA = ROOT / "examples" / "emma.json"
 
 
 def run_score(path: Path | str, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arboretum_env.cli", "score", str(path), *flags],
+    return subprocess.run([sys.executable, "-m", "training.cli", "score", str(path), *flags],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 

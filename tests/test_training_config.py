@@ -55,7 +55,7 @@ def test_bad_values_are_refused(tmp_path, text, fragment):
 
 def test_cli_bad_config_is_one_line(tmp_path):
     path = write(tmp_path, "learing_rate: 0.1\n")
-    proc = subprocess.run([sys.executable, "-m", "arboretum_env.cli", "train", "--config", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "training.cli", "train", "--config", str(path)],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -64,7 +64,7 @@ def test_cli_bad_config_is_one_line(tmp_path):
 
 
 def test_cli_missing_config_is_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "arboretum_env.cli", "train", "--config",
+    proc = subprocess.run([sys.executable, "-m", "training.cli", "train", "--config",
                            str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "cannot read" in proc.stderr
