@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 import yaml
 
 from arboretum_env import __version__
-from arboretum_env.errors import UserError
+from arboretum_env.errors import UserError, unreadable_reason
 PROG = "arboretum"
 
 
@@ -31,6 +31,8 @@ def parse_overrides(pairs: list[str]) -> dict:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError:
             raise ConfigKeyError(f"--set {pair!r}: the value is not valid YAML") from None
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, nesting 5,000 deep
+            raise ConfigKeyError(f"--set {key.strip()}: the value is {unreadable_reason(exc)}") from None
     return out
 
 
