@@ -131,9 +131,9 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     def run(args: argparse.Namespace) -> int:
         from training.tournament import evaluate_command
 
-        print(evaluate_command(args.agents, args.players, args.games, args.seed, args.json,
-                               args.csv, args.plot, args.run,
-                               progress=not args.no_progress and sys.stderr.isatty()))
+        evaluate_command(args.agents, args.players, args.games, args.seed, args.json, args.csv,
+                         args.plot, args.run, progress=not args.no_progress and sys.stderr.isatty(),
+                         out=sys.stdout)
         return 0
 
     p.set_defaults(handler=run)

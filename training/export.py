@@ -8,6 +8,7 @@ masked logits [B, 489])`` with the mask applied inside, and its metadata stored 
 
 from __future__ import annotations
 
+import io
 import json
 import warnings
 import zipfile
@@ -18,6 +19,7 @@ from torch import nn
 
 from arboretum_env.actions import NUM_ACTIONS
 from arboretum_env.errors import UserError
+from arboretum_env.fileio import OutputPathError, atomic_write_bytes, check_writable
 from arboretum_env.observation import OBS_SIZE
 from arboretum_env.versions import check_versions, current_versions
 
@@ -47,10 +49,12 @@ def export_policy(model, path: str | Path, metadata: dict) -> Path:
     obs = torch.zeros(2, model.observation_space.shape[0])
     mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
     meta = {**metadata, "versions": current_versions(), "format": "arboretum-policy/1"}
+    buffer = io.BytesIO()  # torch writes to memory; a full disk is then an OSError, not an abort
     with torch.no_grad(), warnings.catch_warnings():  # TorchScript: deprecated, still supported
         warnings.simplefilter("ignore", DeprecationWarning)
         scripted = torch.jit.trace(module, (obs, mask))
-        torch.jit.save(scripted, str(path), _extra_files={"metadata.json": json.dumps(meta)})
+        torch.jit.save(scripted, buffer, _extra_files={"metadata.json": json.dumps(meta)})
+    atomic_write_bytes(path, buffer.getvalue())
     return path
 
 
@@ -110,11 +114,15 @@ def load_checkpoint(path: str | Path, env=None, **kwargs):
 
 def export_command(checkpoint: str, out: str | None) -> str:
     """``arboretum export CHECKPOINT [-o FILE]``: returns the text to print."""
-    model, meta, zip_path = load_checkpoint(checkpoint)
+    zip_path = find_checkpoint(checkpoint)
+    target = check_writable(out if out else zip_path.with_name(zip_path.stem + "_policy.pt"), "-o")
+    model, meta, zip_path = load_checkpoint(zip_path)
     hints = model.observation_space.shape[0] != OBS_SIZE
-    target = Path(out) if out else zip_path.with_name(zip_path.stem + "_policy.pt")
-    export_policy(model, target, {"timesteps": meta.get("timesteps"), "source": str(zip_path),
-                                  "num_players": meta.get("config", {}).get("num_players"),
-                                  "hints": hints,
-                                  "advisor": meta.get("config", {}).get("teacher", "greedy")})
+    try:
+        export_policy(model, target, {"timesteps": meta.get("timesteps"), "source": str(zip_path),
+                                      "num_players": meta.get("config", {}).get("num_players"),
+                                      "hints": hints,
+                                      "advisor": meta.get("config", {}).get("teacher", "greedy")})
+    except OSError as exc:  # a full disk, a folder gone since the check: nothing is left behind
+        raise OutputPathError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
     return f"wrote {target}"
