@@ -46,14 +46,15 @@ def format_evaluation(result: dict) -> str:
     return "\n".join(lines)
 
 
-def train_command(config_path: str, overrides: list[str], resume: bool, progress: bool) -> str:
+def train_command(config_path: str, overrides: list[str], resume: bool, progress: bool,
+                  replace: bool = False) -> str:
     from training.config import load_config
 
     config = load_config(config_path, parse_overrides(overrides))
     from training.plots import plot_learning_curve
     from training.train import run_folder, train
 
-    final = train(config, resume=resume, show_progress=progress)
+    final = train(config, resume=resume, show_progress=progress, replace=replace)
     folder = run_folder(config)
     plot = plot_learning_curve(folder)
     return (f"run {folder} after {final['timesteps']} steps ({final['wall_s']} s):\n"
@@ -82,13 +83,17 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="self-play training with MaskablePPO",
                        description="Train a policy by self-play; outputs go to models/<run_name>/.")
     p.add_argument("--config", default="configs/quickstart.yaml", help="YAML training config")
-    p.add_argument("--resume", action="store_true", help="continue from the run's last checkpoint")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run from its newest intact checkpoint")
+    p.add_argument("--replace", action="store_true",
+                   help="move an existing run of this run_name aside (to <run_name>.replaced-<time>) "
+                        "and start afresh (without it, a fresh run into a used folder is refused)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (YAML value), e.g. --set total_timesteps=5000")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def run(args: argparse.Namespace) -> int:
-        print(train_command(args.config, args.set, args.resume, not args.no_progress))
+        print(train_command(args.config, args.set, args.resume, not args.no_progress, args.replace))
         return 0
 
     p.set_defaults(handler=run)

@@ -19,7 +19,7 @@ from torch import nn
 
 from arboretum_env.actions import NUM_ACTIONS
 from arboretum_env.errors import UserError
-from arboretum_env.fileio import OutputPathError, atomic_write_bytes, check_writable
+from arboretum_env.fileio import OutputPathError, atomic_write_bytes, atomic_write_text, check_writable
 from arboretum_env.observation import OBS_SIZE
 from arboretum_env.versions import check_versions, current_versions
 
@@ -62,12 +62,23 @@ def checkpoint_meta_path(zip_path: Path) -> Path:
     return zip_path.with_suffix(".json")
 
 
+class _KeptBuffer(io.BytesIO):
+    """SB3 closes the file it saves to; this one keeps its bytes readable."""
+
+    def close(self) -> None:
+        pass
+
+
 def save_checkpoint(model, folder: Path, timesteps: int, config: dict, extra: dict | None = None) -> Path:
+    """The ``.zip`` and then its ``.json``, each written whole under its real name or not at all:
+    a checkpoint with its ``.json`` is complete."""
     folder.mkdir(parents=True, exist_ok=True)
     zip_path = folder / f"step_{timesteps:09d}.zip"
-    model.save(zip_path)
+    buffer = _KeptBuffer()
+    model.save(buffer)
+    atomic_write_bytes(zip_path, buffer.getvalue())
     meta = {"timesteps": timesteps, "config": config, "versions": current_versions(), **(extra or {})}
-    checkpoint_meta_path(zip_path).write_text(json.dumps(meta, indent=2))
+    atomic_write_text(checkpoint_meta_path(zip_path), json.dumps(meta, indent=2))
     return zip_path
 
 
@@ -91,8 +102,10 @@ def read_checkpoint_meta(zip_path: Path) -> dict:
         meta = json.loads(meta_path.read_text())
     except OSError:
         raise CheckpointError(f"{zip_path}: its metadata {meta_path.name} is missing") from None
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         raise CheckpointError(f"{meta_path}: corrupt metadata (not JSON)") from None
+    if not isinstance(meta, dict) or type(meta.get("timesteps")) is not int or meta["timesteps"] < 0:
+        raise CheckpointError(f"{meta_path}: corrupt metadata (no timesteps)")
     check_versions(meta.get("versions"), str(zip_path))
     return meta
 
