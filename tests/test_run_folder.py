@@ -141,6 +141,12 @@ def test_a_second_process_is_kept_out_of_a_run_folder_in_use(tmp_path):
     assert not (tmp_path / "r.lock").exists()
 
 
+@pytest.mark.parametrize("runs_dir", ["/proc/runs", "/etc/hostname/runs", "/sys/runs"])
+def test_a_runs_dir_that_cannot_be_written_is_one_line(runs_dir):
+    with pytest.raises(RunFolderError, match=f"^{runs_dir}/r: cannot write there"):
+        TR.train(tiny(Path(runs_dir)), show_progress=False)
+
+
 def test_the_lock_of_a_killed_process_does_not_block(tmp_path):
     folder = tmp_path / "r"
     holder = subprocess.Popen(

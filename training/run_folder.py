@@ -44,9 +44,13 @@ class RunLock:
         self.fd: Optional[int] = None
 
     def __enter__(self) -> "RunLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         while self.fd is None:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:  # runs_dir under a file, read-only, /proc ...
+                raise RunFolderError(f"{self.folder}: cannot write there "
+                                     f"({exc.strerror or type(exc).__name__})") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
