@@ -45,6 +45,7 @@ import numpy as np
 
 from arboretum_env.errors import UserError
 from arboretum_env.fileio import atomic_write_text, check_writable
+from training.tournament_files import to_json, write_csv, write_plot
 
 Z95 = 1.959963984540054
 
@@ -347,8 +348,6 @@ def evaluate_command(specs: Sequence[str], players: int = 2, games: int = 40, se
             raise TournamentError(f"--run {run}: no evaluations.jsonl in that folder (not a run folder?)")
     entrants = load_entrants(specs)
     result = run_tournament(entrants, players, games, seed, progress=progress)
-    from training.tournament_files import to_json, write_csv, write_plot
-
     lines: list[str] = []
 
     def say(line: str) -> None:

@@ -1,6 +1,7 @@
 """The files ``arboretum evaluate`` writes: JSON (everything), CSV (one row per entrant) and the
 PNG plot (ratings, and learning curves of run folders). Each is written whole or not at all
-(``atomic_write``)."""
+(``atomic_write``). ``result`` is a ``training.tournament.TournamentResult`` (not imported:
+``tournament`` imports this module)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,9 @@ from typing import Sequence
 import numpy as np
 
 from arboretum_env.fileio import atomic_write
-from training.tournament import TournamentResult
 
 
-def to_json(result: TournamentResult) -> dict:
+def to_json(result) -> dict:
     return {
         "num_players": result.num_players, "games": result.games, "seed": result.seed,
         "seating": "blocks of N games on one deal, cyclic seat rotations (training/tournament.py)",
@@ -31,7 +31,7 @@ CSV_FIELDS = ["name", "spec", "kind", "games", "wins", "draws", "losses",
               "loss_rate", "loss_ci_low", "loss_ci_high", "avg_score", "avg_margin", "mu", "sigma", "ordinal"]
 
 
-def write_csv(result: TournamentResult, path: Path) -> None:
+def write_csv(result, path: Path) -> None:
     with atomic_write(path, "w") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS, lineterminator="\n")
         writer.writeheader()
@@ -43,7 +43,7 @@ def write_csv(result: TournamentResult, path: Path) -> None:
             writer.writerow(row)
 
 
-def write_plot(result: TournamentResult, path: Path, runs: Sequence[Path]) -> None:
+def write_plot(result, path: Path, runs: Sequence[Path]) -> None:
     """Ratings (mu with +-sigma bars, ordinal marked) and, per run, its learning curve."""
     import matplotlib
 
