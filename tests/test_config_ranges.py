@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from training.config import ConfigKeyError, TrainConfig, config_from_dict, load_config
-from training.config_check import ConfigValueError, check_config, checked, field_rules
+from training.config_check import (FOLDER_NAME, ConfigValueError, check_config, checked,
+                                    config_from_mapping, field_rules)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,6 +97,22 @@ def test_the_checks_serve_any_config_dataclass():
                                                r"got 0; rate must be above 0 and below 1, got 1.0; "
                                                r"mode must be one of a, b, got 'c'$"):
         check_config(Other(games=0, rate=1.0, mode="c"), "other.yaml")
+
+
+def test_config_from_mapping_reads_any_config_dataclass():
+    @dataclasses.dataclass
+    class Other:
+        run_name: str = checked("x", **FOLDER_NAME)
+        games: int = checked(10, ge=1, le=100)
+
+    assert config_from_mapping(Other, {"games": 5}) == Other(games=5)
+    for data, fragment in (({"game": 5}, r"unknown key 'game' \(did you mean 'games'\?\)"),
+                           ({"games": "5"}, "key 'games' must be int, got str '5'"),
+                           ({"games": 10**5000}, "games must be at least 1 and at most 100, got an integer with too many digits"),
+                           ({"run_name": "a/b"}, "run_name must be a plain folder name"),
+                           ([1], "must be a mapping")):
+        with pytest.raises(ConfigValueError, match=fragment):
+            config_from_mapping(Other, data)
 
 
 @pytest.mark.parametrize("text, fragment", [

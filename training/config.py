@@ -8,8 +8,7 @@ them are checked before any work starts.
 from __future__ import annotations
 
 import dataclasses
-import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -17,7 +16,7 @@ import yaml
 from arboretum_env.agents import BASELINES  # the agents a config may name as opponents
 from arboretum_env.errors import UserError, unreadable_reason
 from arboretum_env.hints import ADVISORS
-from training.config_check import check_config, checked
+from training.config_check import FOLDER_NAME, checked, config_from_mapping
 
 MAX_STEPS = 10**12
 """Upper bound of every step count (far beyond any run; keeps absurd integers out)."""
@@ -28,16 +27,10 @@ class ConfigKeyError(UserError):
     """A bad training config (unknown key, wrong type, bad value)."""
 
 
-def _plain_name(name: str) -> bool:
-    return (0 < len(name) <= 100 and not name.startswith(".")
-            and not any(c in name for c in "/\\\0"))
-
-
 @dataclass
 class TrainConfig:
     # --- the run
-    run_name: str = checked("quickstart", test=_plain_name,
-                            meaning="a plain folder name (no slash, no leading dot, 1 to 100 characters)")
+    run_name: str = checked("quickstart", **FOLDER_NAME)
     """Outputs go to ``<runs_dir>/<run_name>/`` (checkpoints, logs, evaluations, plots)."""
     runs_dir: str = checked("models", min_len=1)
     """Folder that holds the runs."""
@@ -119,43 +112,15 @@ class TrainConfig:
     """Games per opponent in the evaluation at the end of the run."""
 
 
-def _type_ok(value, annotation) -> bool:
-    kind = {"str": str, "int": int, "float": float, "list": list, "bool": bool}[annotation]
-    if kind is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
-
-
-def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigKeyError(f"{source}: the config must be a mapping of keys to values")
-    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
-    for key, value in data.items():
-        if key not in fields:
-            close = difflib.get_close_matches(str(key), fields, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigKeyError(f"{source}: unknown key {key!r}{hint}")
-        annotation = fields[key].type
-        if not _type_ok(value, annotation):
-            raise ConfigKeyError(
-                f"{source}: key {key!r} must be {annotation}, got {type(value).__name__} {value!r}")
-    config = TrainConfig(**{k: (float(v) if fields[k].type == "float" else v) for k, v in data.items()})
-    _check_values(config, source)
-    return config
-
-
 RELATIONS = (
     (lambda c: c.n_steps * c.n_envs >= 2, "n_steps * n_envs must be at least 2 (one PPO rollout)"),
 )
 """Rules over several fields, checked after each field's own range."""
 
 
-def _check_values(c: TrainConfig, source: str) -> None:
-    check_config(c, source, RELATIONS, error=ConfigKeyError)
+def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
+    """A ``TrainConfig`` from a mapping: keys, types and every field's range checked."""
+    return config_from_mapping(TrainConfig, data, source, RELATIONS, error=ConfigKeyError)
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:

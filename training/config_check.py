@@ -13,12 +13,16 @@ and ``check_config(config, source)`` checks every field against its rule (number
 finite, so NaN and infinity never pass) and raises ``ConfigValueError``, one line naming every
 bad field. A field declared without a rule is a programming error (``TypeError``), so a new
 field cannot slip in unchecked. Rules that tie two fields together go in ``relations``: pairs of
-(predicate over the config, message).
+(predicate over the config, message). ``config_from_mapping(MyConfig, data, source)`` does the
+whole reading of a parsed YAML mapping: unknown keys (with a suggestion), types (from the
+annotations ``str``, ``int``, ``float``, ``bool``, ``list``; an int is taken for a float), then
+``check_config``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
@@ -80,6 +84,16 @@ class Rule:
         return " and ".join(parts)
 
 
+def is_folder_name(name: str) -> bool:
+    """One plain folder name: 1 to 100 characters, no slash or backslash, no NUL, no leading dot."""
+    return 0 < len(name) <= 100 and not name.startswith(".") and not any(c in name for c in "/\\\0")
+
+
+FOLDER_NAME = {"test": is_folder_name,
+               "meaning": "a plain folder name (no slash, no leading dot, 1 to 100 characters)"}
+"""``checked("run", **FOLDER_NAME)``: the rule of a field that names a folder."""
+
+
 def checked(default, **rule) -> Any:
     """A dataclass field with ``default`` (copied when a list) and its range ``Rule(**rule)``."""
     meta = {_KEY: Rule(**rule)}
@@ -99,6 +113,14 @@ def field_rules(cls) -> dict[str, Rule]:
     return rules
 
 
+def _shown(value) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4,300-digit limit
+        return "an integer with too many digits"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def check_config(config, source: str = "config",
                  relations: Sequence[tuple[Callable[[Any], bool], str]] = (),
                  error: type[UserError] = ConfigValueError) -> None:
@@ -109,9 +131,44 @@ def check_config(config, source: str = "config",
         value = getattr(config, name)
         wrong = rule.problem(value)
         if wrong is not None:
-            shown = repr(value)
-            problems.append(f"{name} must be {wrong}, got {shown if len(shown) <= 60 else shown[:57] + '...'}")
+            problems.append(f"{name} must be {wrong}, got {_shown(value)}")
     if not problems:  # relations may assume each field is in range
         problems += [message for holds, message in relations if not holds(config)]
     if problems:
         raise error(f"{source}: " + "; ".join(problems))
+
+
+_KINDS = {"str": str, "int": int, "float": float, "bool": bool, "list": list}
+
+
+def _type_ok(value, annotation: str) -> bool:
+    kind = _KINDS[annotation]
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def config_from_mapping(cls, data, source: str = "config",
+                        relations: Sequence[tuple[Callable[[Any], bool], str]] = (),
+                        error: type[UserError] = ConfigValueError):
+    """``cls(**data)`` after checking the keys (unknown ones named, with the closest field) and
+    the types (field annotations as strings: ``from __future__ import annotations``), then
+    every field's range and the ``relations`` (``check_config``); ``None`` is an empty mapping."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise error(f"{source}: the config must be a mapping of keys to values")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key, value in data.items():
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), fields, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise error(f"{source}: unknown key {key!r}{hint}")
+        if not _type_ok(value, fields[key].type):
+            raise error(f"{source}: key {key!r} must be {fields[key].type}, got "
+                        f"{type(value).__name__} {_shown(value)}")
+    config = cls(**{k: (float(v) if fields[k].type == "float" else v) for k, v in data.items()})
+    check_config(config, source, relations, error)
+    return config
