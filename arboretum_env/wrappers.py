@@ -8,7 +8,7 @@ after the discard of whoever drew the last card; PettingZoo's SB3 tutorial drops
 
 * ``observation_space``: the flat ``Box(0, 1, (OBS_SIZE,), float32)`` observation vector (the
   ``"observation"`` entry of the AEC env's Dict), followed by ``HINT_SIZE`` hint values when
-  ``hints=True`` (:mod:`arboretum_env.hints`); ``action_space``: ``Discrete(489)``.
+  ``hints=True`` (:mod:`arboretum_env.agents.hints`); ``action_space``: ``Discrete(489)``.
 * ``action_masks()``: the learner's legal-action mask (sb3-contrib's ``MaskablePPO`` reads it).
   It is never all-zero while the learner has a decision; after the episode ends it is all-zero.
 * An illegal learner action raises ``ValueError`` naming the action and the legal ids; nothing
@@ -42,7 +42,7 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS, describe
 from .agents import Agent, as_policy, make_agent
 from .env import raw_env
-from .hints import HINT_SIZE, HintWriter, with_hints
+from .agents.hints import HINT_SIZE, HintWriter, with_hints
 from .observation import OBS_SIZE
 
 OpponentLike = Union[str, Agent, Callable[..., int]]

@@ -4,7 +4,7 @@
 per opponent. Targets (issue "Agents, self-play training ..."): win rate >= 95% against random,
 >= 55% against greedy. A shared win counts as a draw, not a win. Last line: one JSON object.
 
-    .venv/bin/python benchmarks/agents.py [--policy models/shipped/policy.pt] [--games 1000]
+    .venv/bin/python benchmarks/agents.py [--policy models/shipped/policy.safetensors] [--games 1000]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ TARGETS = {"random": 0.95, "greedy": 0.55}
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--policy", default=str(REPO / "models" / "shipped" / "policy.pt"))
+    parser.add_argument("--policy", default=str(REPO / "models" / "shipped" / "policy.safetensors"))
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--opponents", nargs="+", choices=sorted(TARGETS), default=list(TARGETS),

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arboretum_env.agents.arena import play_game  # noqa: E402
-from arboretum_env.hints import ADVISORS as HEURISTICS  # noqa: E402  (name -> heuristic agent class)
+from arboretum_env.agents.hints import ADVISORS as HEURISTICS  # noqa: E402  (name -> heuristic agent class)
 from training.tournament import wilson  # noqa: E402
 
 

@@ -8,7 +8,8 @@ from arboretum_env.agents.greedy import GreedyAgent
 from arboretum_env.agents.tempo import TempoAgent
 from arboretum_env.engine import GameConfig, new_game
 from arboretum_env.engine.scoring import best_path
-from arboretum_env.hints import ADVICE_OFFSET, HINT_SECTIONS, HINT_SIZE, HintWriter, free_cells
+from arboretum_env.agents.hints import (ADVICE_OFFSET, ADVISORS, CACHE_SIZE, HINT_SECTIONS, HINT_SIZE, HintWriter,
+                                        free_cells)
 from arboretum_env.table_view import table_view
 
 
@@ -87,13 +88,16 @@ def test_play_gains_equal_a_recount_with_the_scorer():
     assert checked > 100
 
 
-def test_hints_do_not_depend_on_hidden_cards():
-    """Swapping opponents' unknown hand cards with deck cards leaves the mover's hints alone."""
-    writer = HintWriter()
+@pytest.mark.parametrize("advisor", sorted(ADVISORS))
+def test_hints_do_not_depend_on_hidden_cards(advisor):
+    """Swapping opponents' unknown hand cards with deck cards leaves the mover's hints alone,
+    the advice of every advisor included."""
+    writer = HintWriter(advisor)
     rng = np.random.default_rng(3)
     compared = 0
+    every = 4 if advisor == "greedy" else 9
     for i, (state, pending) in enumerate(states(3, 2, 21)):
-        if i % 4:
+        if i % every:
             continue
         me = state.current_player
         tv = table_view(state, me, pending)
@@ -111,7 +115,59 @@ def test_hints_do_not_depend_on_hidden_cards():
                 other.hands[p].discard(card)
                 other.hands[p].add(other.deck[j])
                 other.deck[j] = card
-        after = HintWriter().write(table_view(other, me, pending), mask)
+        after = HintWriter(advisor).write(table_view(other, me, pending), mask)
         np.testing.assert_array_equal(before, after)
         compared += 1
-    assert compared > 30
+    assert compared > 15
+
+
+def test_the_cache_stays_bounded_over_10000_games():
+    """Two fresh arboretums per game for 10,000 games (what a long evaluation feeds a writer):
+    the placement-table cache never holds more than CACHE_SIZE of them."""
+    writer = HintWriter()
+    species = (0, 1, 2, 3, 4, 5)
+    seen = 0
+    for game in range(10_000):
+        for player in range(2):
+            arboretum = {0: (game + player) % 48}
+            writer.best_gain(arboretum, free_cells(arboretum), species, 7)
+            seen += 1
+            assert len(writer._tables) <= CACHE_SIZE
+    assert seen == 20_000 and len(writer._tables) == CACHE_SIZE
+
+
+def test_cached_tables_follow_a_growing_arboretum():
+    """The cache is keyed by the arboretum and its size: gains after a card is added are new."""
+    writer = HintWriter()
+    for state, pending in states(2, 1, 31):
+        arboretum = state.arboretums[state.current_player]
+        if not arboretum:
+            continue
+        for card in list(state.hands[state.current_player])[:2]:
+            fresh = HintWriter().best_gain(dict(arboretum), free_cells(arboretum), state.species, card)
+            assert writer.best_gain(arboretum, free_cells(arboretum), state.species, card) == fresh
+
+
+def test_single_agent_env_with_hints():
+    """``SingleAgentEnv(hints=True)``: the observation carries the hints after the standard
+    sections, with the advisor's legal choice as the advice, through a whole game."""
+    from arboretum_env.observation import OBS_SIZE
+    from arboretum_env.wrappers import SingleAgentEnv
+
+    env = SingleAgentEnv(num_players=2, opponents="greedy", hints=True, advisor="tempo", seed=4)
+    assert env.observation_space.shape == (OBS_SIZE + HINT_SIZE,)
+    obs, _ = env.reset(seed=4)
+    tempo, steps, done = TempoAgent(), 0, False
+    while not done:
+        assert obs.shape == (OBS_SIZE + HINT_SIZE,) and env.observation_space.contains(obs)
+        mask = env.action_masks()
+        advice = obs[OBS_SIZE + ADVICE_OFFSET:]
+        assert advice.sum() == 1 and mask[int(advice.argmax())] == 1
+        if steps % 5 == 0:
+            view = env.env.table_view(env.agent)
+            assert int(advice.argmax()) == tempo.act(None, mask, view)
+        obs, _, done, _, _ = env.step(int(advice.argmax()))
+        steps += 1
+    assert steps > 20
+    plain = SingleAgentEnv(num_players=2, opponents="greedy", seed=4)
+    assert plain.reset(seed=4)[0].shape == (OBS_SIZE,)

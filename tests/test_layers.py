@@ -33,19 +33,11 @@ FORBIDDEN_THIRD_PARTY = {
 
 # Cases fixed on other branches of issue 12: flip (delete) each entry once its fix is merged.
 LAYER_XFAIL = {
-    "arboretum_env/hints.py": "env module imports agents.greedy/greedy_plus/tempo "
-                              "(hints move out of the env layer on the security branch)",
     "arboretum_env/wrappers.py": "SingleAgentEnv (env layer) seats agents and hints: to move into "
                                  "training/ with the import line of training/train.py "
                                  "(reliability branch's file) after the merge",
 }
-CYCLE_XFAIL = {
-    "arboretum_env/hints.py": "hints -> agents -> (lazy) agents.policy -> hints (security branch)",
-    "arboretum_env/agents/__init__.py": "hints -> agents -> (lazy) agents.policy -> hints "
-                                        "(security branch)",
-    "arboretum_env/agents/policy.py": "hints -> agents -> (lazy) agents.policy -> hints "
-                                      "(security branch)",
-}
+CYCLE_XFAIL: dict[str, str] = {}
 
 
 def layer(module: str) -> str:

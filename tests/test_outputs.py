@@ -77,39 +77,40 @@ def test_evaluate_prints_the_table_before_a_write_fails(tmp_path):
 # ----------------------------------------------------------------------------- export
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory) -> Path:
-    """A run folder with one checkpoint of an untrained tiny MaskablePPO."""
+    """A run folder with one checkpoint of an untrained tiny MaskablePPO (its config stored with
+    it: a checkpoint is loaded from the config, nothing is unpickled)."""
     import gymnasium as gym
     import numpy as np
-    from sb3_contrib import MaskablePPO
 
     from arboretum_env.actions import NUM_ACTIONS
     from arboretum_env.observation import OBS_SIZE
+    from training.config import TrainConfig, config_to_dict
     from training.export import save_checkpoint
+    from training.train import new_model
 
     class Spaces(gym.Env):
         observation_space = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
         action_space = gym.spaces.Discrete(NUM_ACTIONS)
 
-    model = MaskablePPO("MlpPolicy", Spaces(), n_steps=8, batch_size=8, seed=0, device="cpu",
-                        policy_kwargs={"net_arch": [16]})
+    config = TrainConfig(network="mlp", hidden=16, hints=False, n_steps=8, batch_size=8)
     run = tmp_path_factory.mktemp("export") / "run"
-    save_checkpoint(model, run / "checkpoints", 0, config={"num_players": 2})
+    save_checkpoint(new_model(config, Spaces(), run), run / "checkpoints", 0, config_to_dict(config))
     return run
 
 
 @pytest.mark.parametrize("case", ["/proc", "read-only /sys", "existing folder", "under a file", "a device"])
 def test_export_to_a_path_that_cannot_be_written_is_one_line(run_folder, tmp_path, capsys, case):
     path, fragment = _bad_targets(tmp_path)[case]
-    line = _one_line(capsys, cli.main(["export", str(run_folder), "-o", path.format(ext="pt")]))
+    line = _one_line(capsys, cli.main(["export", str(run_folder), "-o", path.format(ext="safetensors")]))
     assert "-o" in line and fragment in line
 
 
 def test_export_on_a_full_disk_keeps_the_old_file_and_leaves_no_other(run_folder, tmp_path):
-    out = tmp_path / "policy.pt"
+    out = tmp_path / "policy.safetensors"
     out.write_bytes(b"the previous policy")
     proc = subprocess.run([sys.executable, "-m", "training.cli", "export", str(run_folder), "-o", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, preexec_fn=_limited(20_000))
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot write" in lines[0] and "Traceback" not in proc.stderr
-    assert os.listdir(tmp_path) == ["policy.pt"] and out.read_bytes() == b"the previous policy"
+    assert os.listdir(tmp_path) == ["policy.safetensors"] and out.read_bytes() == b"the previous policy"

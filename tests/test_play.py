@@ -133,7 +133,7 @@ def test_bigger_tables(players: int, seat: int) -> None:
 
 
 def test_default_opponent_falls_back_to_greedy(monkeypatch) -> None:
-    monkeypatch.setattr(P, "SHIPPED_POLICY", Path("no") / "such" / "policy.pt")
+    monkeypatch.setattr(P, "SHIPPED_POLICY", Path("no") / "such" / "policy.safetensors")
     outcome, text = play(Script(["q"]), opponents=None)
     assert "playing against greedy" in text and outcome.quit
 

@@ -91,7 +91,7 @@ def test_the_final_evaluation_is_written_once(resumed):
 
 def test_resume_keeps_the_snapshot_schedule_and_the_wall_clock(resumed):
     folder, _, _ = resumed
-    assert steps_of(folder / "pool", "snapshot_*.pt") == [64, 128, 192]
+    assert steps_of(folder / "pool", "snapshot_*.safetensors") == [64, 128, 192]
     walls = [r["wall_s"] for r in TR.read_records(folder / "evaluations.jsonl")]
     assert walls == sorted(walls) and walls[-1] > 0, walls
     meta = json.loads((folder / "checkpoints" / "step_000000144.json").read_text())

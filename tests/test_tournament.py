@@ -246,22 +246,23 @@ def test_checkpoint_folder_and_policy_file_entrants(tmp_path: Path) -> None:
     part like any agent; the run's learning curve goes into the plot."""
     import gymnasium as gym
     import numpy as np
-    from sb3_contrib import MaskablePPO
 
     from arboretum_env.actions import NUM_ACTIONS
     from arboretum_env.observation import OBS_SIZE
+    from training.config import TrainConfig, config_to_dict
     from training.export import export_policy, save_checkpoint
+    from training.train import new_model
 
     class Spaces(gym.Env):
         observation_space = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
         action_space = gym.spaces.Discrete(NUM_ACTIONS)
 
-    model = MaskablePPO("MlpPolicy", Spaces(), n_steps=8, batch_size=8, seed=0, device="cpu",
-                        policy_kwargs={"net_arch": [16]})
+    config = TrainConfig(network="mlp", hidden=16, hints=False, n_steps=8, batch_size=8)
     run = tmp_path / "tiny_run"
-    save_checkpoint(model, run / "checkpoints", 0, config={"num_players": 2})
+    model = new_model(config, Spaces(), run)
+    save_checkpoint(model, run / "checkpoints", 0, config=config_to_dict(config))
     (run / "evaluations.jsonl").write_text(json.dumps({"timesteps": 0, "random": {"win_rate": 0.5}}) + "\n")
-    policy = export_policy(model, run / "policy.pt", {"timesteps": 0})
+    policy = export_policy(model, run / "policy.safetensors", {"timesteps": 0})
     text = T.evaluate_command([str(run), str(policy), "random"], players=2, games=6, seed=1,
                               json_path=str(tmp_path / "m.json"), plot_path=str(tmp_path / "m.png"))
     data = json.loads((tmp_path / "m.json").read_text())

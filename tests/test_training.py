@@ -1,5 +1,6 @@
 """Training end to end (a few hundred steps in a subprocess), resume, export round trip,
-PolicyAgent on exported files, and one-line errors for bad checkpoints and policy files."""
+PolicyAgent on exported files, and one-line errors for bad checkpoints (policy files:
+tests/test_policy_files.py)."""
 
 import json
 import subprocess
@@ -8,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from arboretum_env.agents import make_agent
 from arboretum_env.agents.arena import play_game
-from arboretum_env.agents.policy import PolicyAgent, PolicyFileError
+from arboretum_env.agents.policy import PolicyAgent
 from arboretum_env.versions import VersionMismatchError
 from training.export import CheckpointError, export_policy, find_checkpoint, load_checkpoint
 
@@ -52,16 +52,18 @@ def test_run_writes_checkpoints_metadata_logs_and_report(run):
     assert meta["config"]["run_name"] == "quickstart"
     assert {"observation_layout", "action_layout", "package"} <= set(meta["versions"])
     assert list((folder / "tb").rglob("events.out.tfevents.*"))
-    assert (folder / "policy.pt").is_file() and (folder / "learning_curve.png").is_file()
+    assert (folder / "policy.safetensors").is_file() and (folder / "learning_curve.png").is_file()
     report = json.loads((folder / "evaluation.json").read_text())
     for name in ("random", "greedy"):
         stats = report[name]
         assert stats["win_rate"] + stats["draw_rate"] + stats["loss_rate"] == pytest.approx(1.0)
-    assert list((folder / "pool").glob("snapshot_*.pt"))
+    assert list((folder / "pool").glob("snapshot_*.safetensors"))
     imitation = json.loads((folder / "imitation.json").read_text())
     assert imitation["teacher"] == "tempo" and imitation["decisions"] > 50
     assert meta["config"]["teacher"] == "tempo"
-    assert PolicyAgent(folder / "policy.pt").metadata["advisor"] == "tempo"
+    final = PolicyAgent(folder / "policy.safetensors")
+    assert final.metadata["hints"] is None and final.hints is None  # hints=false in this run
+    assert final.metadata["network"] == "cnn" and final.metadata["network_kwargs"]["channels"] == 4
 
 
 def test_resume_continues_from_the_last_checkpoint(run):
@@ -74,7 +76,7 @@ def test_resume_continues_from_the_last_checkpoint(run):
 def test_export_round_trip_same_actions(run, tmp_path):
     folder, _, _ = run
     model, meta, _ = load_checkpoint(folder)
-    path = export_policy(model, tmp_path / "p.pt", {"timesteps": meta["timesteps"]})
+    path = export_policy(model, tmp_path / "p.safetensors", {"timesteps": meta["timesteps"]})
     agent = PolicyAgent(path)
     observations, masks = [], []
 
@@ -93,17 +95,22 @@ def test_export_round_trip_same_actions(run, tmp_path):
 
 def test_policy_agent_plays_whole_games_legally(run):
     folder, _, _ = run
-    agent = make_agent(f"policy:{folder / 'policy.pt'}", seed=0)
+    agent = make_agent(f"policy:{folder / 'policy.safetensors'}", seed=0)
     result = play_game([agent, make_agent("random", 1)], 2, seed=11)
     assert len(result.players) == 2
 
 
 def test_export_command_writes_a_policy_file(run, tmp_path):
     folder, _, _ = run
-    out = tmp_path / "exported.pt"
+    out = tmp_path / "exported.safetensors"
     proc = cli("export", str(folder), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert out.is_file() and PolicyAgent(out).metadata["versions"]["env"] == "arboretum_v0"
+    meta = PolicyAgent(out).metadata
+    assert meta["versions"]["env"] == "arboretum_v0" and meta["timesteps"] >= 384
+    assert meta["trained_from"].endswith(".zip")
+    proc = cli("export", str(folder), "--format", "torchscript", "-o", str(tmp_path / "deploy.pt"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "deploy.pt").is_file() and not list(tmp_path.glob("*.tmp*"))
 
 
 def test_missing_checkpoint_is_one_line(tmp_path):
@@ -134,43 +141,3 @@ def test_checkpoint_of_another_layout_is_refused(run, tmp_path):
     copy.with_suffix(".json").write_text(json.dumps(meta))
     with pytest.raises(VersionMismatchError, match="observation_layout 999"):
         load_checkpoint(copy)
-
-
-def test_policy_file_of_another_version_is_refused(run, tmp_path):
-    folder, _, _ = run
-    model, _, _ = load_checkpoint(folder)
-    path = export_policy(model, tmp_path / "p.pt", {})
-    extra = {"metadata.json": ""}
-    module = torch.jit.load(str(path), _extra_files=extra)
-    meta = json.loads(extra["metadata.json"])
-    meta["versions"]["env"] = "arboretum_v9"
-    torch.jit.save(module, str(tmp_path / "old.pt"), _extra_files={"metadata.json": json.dumps(meta)})
-    with pytest.raises(VersionMismatchError, match="env 'arboretum_v9'"):
-        PolicyAgent(tmp_path / "old.pt")
-
-
-def _with_metadata(path: Path, out: Path, **changes) -> Path:
-    extra = {"metadata.json": ""}
-    module = torch.jit.load(str(path), _extra_files=extra)
-    meta = {**json.loads(extra["metadata.json"]), **changes}
-    torch.jit.save(module, str(out), _extra_files={"metadata.json": json.dumps(meta)})
-    return out
-
-
-def test_policy_file_names_the_advisor_of_its_hints(run, tmp_path):
-    folder, _, _ = run
-    model, _, _ = load_checkpoint(folder)
-    path = export_policy(model, tmp_path / "p.pt", {})
-    tempo = PolicyAgent(_with_metadata(path, tmp_path / "t.pt", hints=True, advisor="tempo"))
-    assert tempo.hints.advisor == "tempo"
-    older = PolicyAgent(_with_metadata(path, tmp_path / "g.pt", hints=True))  # no advisor recorded
-    assert older.hints.advisor == "greedy"
-    with pytest.raises(PolicyFileError, match="advice of 'oracle'"):
-        PolicyAgent(_with_metadata(path, tmp_path / "o.pt", hints=True, advisor="oracle"))
-
-
-def test_corrupt_policy_file_is_refused(tmp_path):
-    bad = tmp_path / "bad.pt"
-    bad.write_bytes(b"\x00garbage")
-    with pytest.raises(PolicyFileError, match="not a policy file"):
-        PolicyAgent(bad)

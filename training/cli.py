@@ -58,7 +58,7 @@ def train_command(config_path: str, overrides: list[str], resume: bool, progress
     folder = run_folder(config)
     plot = plot_learning_curve(folder)
     return (f"run {folder} after {final['timesteps']} steps ({final['wall_s']} s):\n"
-            f"{format_evaluation(final)}\npolicy: {folder / 'policy.pt'}\nplot: {plot}")
+            f"{format_evaluation(final)}\npolicy: {folder / 'policy.safetensors'}\nplot: {plot}")
 
 
 def _add_score(sub: argparse._SubParsersAction) -> None:
@@ -102,14 +102,21 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 def _add_export(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="turn a checkpoint into a standalone policy file",
                        description="Export a checkpoint (.zip, or a run folder: its newest) as a "
-                                   "TorchScript policy file that PolicyAgent plays from.")
-    p.add_argument("checkpoint", help="checkpoint .zip or run folder")
+                                   "data-only policy file (.safetensors) that PolicyAgent plays from; "
+                                   "or a policy file as TorchScript (--format torchscript); or convert "
+                                   "an old TorchScript policy file (--trust-torchscript).")
+    p.add_argument("checkpoint", help="checkpoint .zip, run folder, or policy file")
     p.add_argument("-o", "--output", help="policy file to write (default: beside the checkpoint)")
+    p.add_argument("--format", default="safetensors", choices=("safetensors", "torchscript"),
+                   help="safetensors: a data-only policy file (default); torchscript: for deployment elsewhere")
+    p.add_argument("--trust-torchscript", action="store_true",
+                   help="convert an old TorchScript policy file (.pt), running the code inside it: "
+                        "only for files from an author you trust")
 
     def run(args: argparse.Namespace) -> int:
         from training.export import export_command
 
-        print(export_command(args.checkpoint, args.output))
+        print(export_command(args.checkpoint, args.output, args.format, args.trust_torchscript))
         return 0
 
     p.set_defaults(handler=run)
@@ -119,10 +126,10 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "evaluate", help="a tournament between agents: win rates, confidence intervals, ratings",
         description="Play a seeded tournament between agents (random, greedy, tempo, checkpoint folders "
-                    "or .zip files, exported policy files .pt) with seats rotated; print win/draw/"
+                    "or .zip files, policy files .safetensors) with seats rotated; print win/draw/"
                     "loss rates with 95% confidence intervals, average scores and OpenSkill ratings.")
     p.add_argument("agents", nargs="+", metavar="AGENT",
-                   help="an agent name, a run folder or checkpoint .zip, or a policy file .pt "
+                   help="an agent name, a run folder or checkpoint .zip, or a policy file .safetensors "
                         "(list one twice to enter it twice)")
     p.add_argument("--players", type=int, default=2, help="players per table, 2 to 4 (default 2)")
     p.add_argument("--games", type=int, default=100, help="number of games (default 100)")
@@ -148,7 +155,7 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "play", help="play a game in the terminal against agents",
         description="Play Arboretum against agents in the terminal (default opponent: the shipped "
-                    "agent models/shipped/policy.pt, else greedy).")
+                    "agent models/shipped/policy.safetensors, else greedy).")
     p.add_argument("--opponents", nargs="+", metavar="AGENT",
                    help="opponent agents, in seat order after you (repeated to fill the table)")
     p.add_argument("--players", type=int, help="players at the table, 2 to 4 "

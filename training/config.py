@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from arboretum_env.agents import BASELINES  # the agents a config may name as opponents
+from arboretum_env.agents.hints import ADVISORS
 from arboretum_env.errors import UserError, unreadable_reason
-from arboretum_env.hints import ADVISORS
 from training.config_check import FOLDER_NAME, checked, config_from_mapping
 
 MAX_STEPS = 10**12
@@ -43,7 +43,7 @@ class TrainConfig:
     reward_mode: str = checked("win_loss", choices=("win_loss", "score_margin"))
     """``win_loss`` (+1 / -1, shared wins split) or ``score_margin``."""
     hints: bool = checked(True, choices=(True, False))
-    """Append the hint sections (``arboretum_env.hints``: placement gains per hand card, what a
+    """Append the hint sections (``arboretum_env.agents.hints``: placement gains per hand card, what a
     discard gives the opponents, what each pile top is worth) to the learner's observation."""
     n_envs: int = checked(2, ge=1, le=256)
     """Parallel environments (``SubprocVecEnv`` when above 1)."""

@@ -6,20 +6,23 @@ import numpy as np
 
 from arboretum_env.agents import make_agent
 from arboretum_env.agents.base import Agent
-from arboretum_env.hints import HINT_SIZE, HintWriter, with_hints
+from arboretum_env.agents.hints import HINT_SIZE, HintWriter, with_hints
 from arboretum_env.observation import OBS_SIZE
 from arboretum_env.agents.arena import play_game
 
 
 class ModelAgent(Agent):
-    """An in-memory MaskablePPO model as an agent (deterministic, masks applied). A model whose
-    input is longer than the standard observation reads the hints too (from the view), with the
-    advice of ``advisor`` (the teacher of its run)."""
+    """An in-memory MaskablePPO model as an agent (deterministic, masks applied). A model trained
+    with ``hints`` (its run's config says so) reads them too (from the view), with the advice of
+    ``advisor`` (the teacher of its run)."""
 
-    def __init__(self, model, advisor: str = "greedy"):
+    def __init__(self, model, advisor: str = "greedy", *, hints: bool):
         self.model = model
-        self.hints = (HintWriter(advisor) if model.observation_space.shape[0] == OBS_SIZE + HINT_SIZE
-                      else None)
+        expected = OBS_SIZE + (HINT_SIZE if hints else 0)
+        if model.observation_space.shape != (expected,):
+            raise ValueError(f"ModelAgent: hints={hints} means {expected} inputs, the model reads "
+                             f"{model.observation_space.shape}")
+        self.hints = HintWriter(advisor) if hints else None
 
     def act(self, observation, action_mask, view=None) -> int:
         if self.hints is not None:

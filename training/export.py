@@ -1,61 +1,121 @@
 """Checkpoints and policy files.
 
-A checkpoint is SB3's ``.zip`` plus a ``.json`` beside it (config, versions, timesteps). A policy
-file is TorchScript: ``forward(obs float32 [B, OBS_SIZE], mask int8 [B, 489]) -> (action [B],
-masked logits [B, 489])`` with the mask applied inside, and its metadata stored in the file
-(``metadata.json``), so that ``PolicyAgent`` needs only numpy and torch.
+A checkpoint is SB3's ``.zip`` plus a ``.json`` beside it (config, versions, timesteps); it is
+loaded without unpickling anything from the file (``training.sb3_safe``). A policy file is
+data only: ``policy.safetensors`` (``arboretum_env.agents.policy_file``: the weights of a network
+named in its JSON description), which ``PolicyAgent`` plays from.
+
+For deployment elsewhere, ``arboretum export --format torchscript`` also writes a TorchScript
+file: ``forward(obs float32 [B, D], mask int8 [B, 489]) -> (action [B], masked logits [B, 489])``.
+This project never reads one back, except to convert an old TorchScript policy file once, when its
+owner says they trust it (``--trust-torchscript``; :func:`convert_torchscript`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import warnings
-import zipfile
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from arboretum_env.actions import NUM_ACTIONS
-from arboretum_env.errors import UserError
+from arboretum_env.agents.networks import input_size
+from arboretum_env.agents.policy_file import SUFFIX, PolicyFileError, load_policy_file, save_policy_file
 from arboretum_env.fileio import OutputPathError, atomic_write_bytes, atomic_write_text, check_writable
-from arboretum_env.observation import OBS_SIZE
 from arboretum_env.versions import check_versions, current_versions
+from training.config import config_from_dict
+from training.network import sb3_network_state
+from training.sb3_safe import CheckpointError, safe_load
+
+__all__ = ["CheckpointError", "export_policy", "export_torchscript", "convert_torchscript", "save_checkpoint",
+           "find_checkpoint", "read_checkpoint_meta", "load_checkpoint", "export_command"]
 
 
-class CheckpointError(UserError):
-    """A missing, corrupt or mismatched checkpoint."""
+def export_policy(model, path: str | Path, metadata: dict) -> Path:
+    """Write ``model``'s policy (an SB3 MaskablePPO of this project) as a data-only policy file;
+    ``metadata['hints']`` (bool) and ``metadata['advisor']`` say what it reads."""
+    name, kwargs, state = sb3_network_state(model.policy, bool(metadata.get("hints")))
+    return save_policy_file(path, name, kwargs, state, metadata)
 
 
-class _MaskedPolicy(nn.Module):
-    def __init__(self, policy):
+class _MaskedNetwork(nn.Module):
+    """A network of ``agents.networks`` with the mask applied: the TorchScript export."""
+
+    def __init__(self, network: nn.Module):
         super().__init__()
-        self.features = policy.pi_features_extractor if not policy.share_features_extractor else policy.features_extractor
-        self.actor = policy.mlp_extractor.policy_net
-        self.action_net = policy.action_net
+        self.network = network
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor):
-        logits = self.action_net(self.actor(self.features(obs)))
+        logits, _ = self.network(obs)
         masked = logits.masked_fill(mask == 0, -1e9)
         return masked.argmax(dim=1), masked
 
 
-def export_policy(model, path: str | Path, metadata: dict) -> Path:
-    """Write ``model``'s policy (deterministic mode) as a TorchScript policy file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    module = _MaskedPolicy(model.policy).eval().cpu()
-    obs = torch.zeros(2, model.observation_space.shape[0])
+def export_torchscript(policy_path: str | Path, out: str | Path) -> Path:
+    """A TorchScript file of a policy file, for deployment outside this project."""
+    network, meta = load_policy_file(policy_path)
+    obs = torch.zeros(2, input_size(meta.get("hints") is not None))
     mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
-    meta = {**metadata, "versions": current_versions(), "format": "arboretum-policy/1"}
-    buffer = io.BytesIO()  # torch writes to memory; a full disk is then an OSError, not an abort
     with torch.no_grad(), warnings.catch_warnings():  # TorchScript: deprecated, still supported
         warnings.simplefilter("ignore", DeprecationWarning)
-        scripted = torch.jit.trace(module, (obs, mask))
+        scripted = torch.jit.trace(_MaskedNetwork(network).eval(), (obs, mask))
+        buffer = io.BytesIO()
         torch.jit.save(scripted, buffer, _extra_files={"metadata.json": json.dumps(meta)})
-    atomic_write_bytes(path, buffer.getvalue())
-    return path
+    atomic_write_bytes(out, buffer.getvalue())
+    return Path(out)
+
+
+def _old_network(state: dict, hints: bool) -> tuple[str, dict, dict]:
+    """The network of an old TorchScript policy file (``_MaskedPolicy`` of the SB3 policy:
+    ``features``, ``actor``, ``action_net``; no value head, which is left at zero)."""
+    if "features.conv.0.weight" in state:
+        kwargs = {"channels": int(state["features.conv.0.weight"].shape[0]),
+                  "hidden": int(state["features.join.0.weight"].shape[0]), "hints": hints}
+        out = {k: v for k, v in state.items() if k.startswith(("features.", "action_net."))}
+        out = {k: v for k, v in out.items() if not k.endswith(("plane_idx", "other_idx"))}
+        name = "cnn"
+    elif "actor.0.weight" in state:
+        kwargs = {"hidden": int(state["actor.0.weight"].shape[0]), "hints": hints}
+        out = {"policy_net." + k[len("actor."):]: v for k, v in state.items() if k.startswith("actor.")}
+        out.update({k: v for k, v in state.items() if k.startswith("action_net.")})
+        name = "mlp"
+    else:
+        raise PolicyFileError("not a policy file of this project (unknown TorchScript layout)")
+    from arboretum_env.agents.networks import build_network
+
+    fresh = build_network(name, kwargs).state_dict()
+    for key, value in fresh.items():
+        out.setdefault(key, torch.zeros_like(value))  # the value head: not in the old files
+    return name, kwargs, out
+
+
+def convert_torchscript(old: str | Path, out: str | Path, *, trust: bool = False) -> Path:
+    """Convert an old TorchScript policy file (``policy.pt``) into a data-only policy file.
+    Loading TorchScript runs the program inside the file: only with ``trust=True``, for files
+    from a source you trust (this project's own older releases)."""
+    old = Path(old)
+    if not trust:
+        raise PolicyFileError(f"{old}: converting a TorchScript file runs the code inside it; "
+                              f"add --trust-torchscript if you trust its author")
+    extra = {"metadata.json": ""}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = torch.jit.load(str(old), map_location="cpu", _extra_files=extra)  # trusted by the caller
+        meta = json.loads(extra["metadata.json"])
+    except Exception as exc:
+        raise PolicyFileError(f"{old}: not a TorchScript policy file ({type(exc).__name__})") from None
+    check_versions(meta.get("versions"), str(old))
+    hints = bool(meta.get("hints"))
+    name, kwargs, state = _old_network(dict(module.state_dict()), hints)
+    keep = {k: v for k, v in meta.items() if k not in ("versions", "format")}
+    keep.update(advisor=meta.get("advisor", "greedy"), value_head="none (converted from TorchScript: zeros)",
+                converted_from=f"{old.name} (TorchScript, trusted once)")
+    return save_policy_file(out, name, kwargs, state, keep)
 
 
 def checkpoint_meta_path(zip_path: Path) -> Path:
@@ -110,32 +170,66 @@ def read_checkpoint_meta(zip_path: Path) -> dict:
     return meta
 
 
-def load_checkpoint(path: str | Path, env=None, **kwargs):
-    """Load a MaskablePPO checkpoint after checking its metadata; one-line errors."""
-    from sb3_contrib import MaskablePPO
+def checkpoint_config(zip_path: Path, meta: dict):
+    """The training config stored with a checkpoint (checked as any config)."""
+    if not isinstance(meta.get("config"), dict):
+        raise CheckpointError(f"{checkpoint_meta_path(zip_path)}: no training config (key 'config')")
+    return config_from_dict(meta["config"], f"{checkpoint_meta_path(zip_path)} (config)")
 
+
+def load_checkpoint(path: str | Path, env=None, custom_objects: dict | None = None):
+    """Load a MaskablePPO checkpoint after checking its metadata, without unpickling anything
+    from it (``training.sb3_safe``); one-line errors. ``custom_objects``: plain values to
+    replace (``tensorboard_log``)."""
     zip_path = find_checkpoint(path)
     meta = read_checkpoint_meta(zip_path)
-    if not zipfile.is_zipfile(zip_path):
-        raise CheckpointError(f"{zip_path}: corrupt checkpoint (not a zip archive)")
-    try:
-        model = MaskablePPO.load(zip_path, env=env, device="cpu", **kwargs)
-    except Exception as exc:  # SB3 raises many kinds on damaged archives
-        raise CheckpointError(f"{zip_path}: cannot load checkpoint: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+    model = safe_load(zip_path, checkpoint_config(zip_path, meta), env=env, extra=custom_objects)
     return model, meta, zip_path
 
 
-def export_command(checkpoint: str, out: str | None) -> str:
-    """``arboretum export CHECKPOINT [-o FILE]``: returns the text to print."""
-    zip_path = find_checkpoint(checkpoint)
-    target = check_writable(out if out else zip_path.with_name(zip_path.stem + "_policy.pt"), "-o")
-    model, meta, zip_path = load_checkpoint(zip_path)
-    hints = model.observation_space.shape[0] != OBS_SIZE
+@contextlib.contextmanager
+def _writing(target: Path):
+    """A full disk, or a folder gone since ``check_writable``: one line; the atomic writers leave
+    nothing behind and an old file at ``target`` stays as it was."""
     try:
-        export_policy(model, target, {"timesteps": meta.get("timesteps"), "source": str(zip_path),
-                                      "num_players": meta.get("config", {}).get("num_players"),
-                                      "hints": hints,
-                                      "advisor": meta.get("config", {}).get("teacher", "greedy")})
-    except OSError as exc:  # a full disk, a folder gone since the check: nothing is left behind
+        yield
+    except OSError as exc:
         raise OutputPathError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
+
+
+def export_command(source: str, out: str | None, fmt: str = "safetensors",
+                   trust_torchscript: bool = False) -> str:
+    """``arboretum export SOURCE [-o FILE] [--format safetensors|torchscript]
+    [--trust-torchscript]``: a checkpoint (or run folder) to a policy file; a policy file to
+    TorchScript; an old TorchScript policy file (trusted) to a policy file. The output path is
+    checked before anything is loaded. Returns the text to print."""
+    if fmt not in ("safetensors", "torchscript"):
+        raise PolicyFileError(f"--format {fmt!r}: expected safetensors or torchscript")
+    src = Path(source)
+    if src.is_file() and src.suffix == ".pt":
+        target = check_writable(Path(out) if out else src.with_suffix(SUFFIX), "-o")
+        with _writing(target):
+            return f"wrote {convert_torchscript(src, target, trust=trust_torchscript)}"
+    if src.is_file() and src.suffix == SUFFIX:
+        if fmt != "torchscript":
+            raise PolicyFileError(f"{src}: already a policy file (use --format torchscript to deploy it)")
+        target = check_writable(Path(out) if out else src.with_suffix(".pt"), "-o")
+        with _writing(target):
+            return f"wrote {export_torchscript(src, target)}"
+    zip_path = find_checkpoint(source)
+    suffix = SUFFIX if fmt == "safetensors" else ".pt"
+    target = check_writable(Path(out) if out else zip_path.with_name(zip_path.stem + "_policy" + suffix), "-o")
+    model, meta, zip_path = load_checkpoint(zip_path)
+    config = checkpoint_config(zip_path, meta)
+    policy_path = target if fmt == "safetensors" else target.with_name(target.name + ".tmp" + SUFFIX)
+    with _writing(target):
+        try:
+            export_policy(model, policy_path, {"timesteps": meta.get("timesteps"), "trained_from": str(zip_path),
+                                               "num_players": config.num_players, "hints": config.hints,
+                                               "advisor": config.teacher})
+            if fmt == "torchscript":
+                export_torchscript(policy_path, target)
+        finally:
+            if fmt == "torchscript":
+                policy_path.unlink(missing_ok=True)
     return f"wrote {target}"

@@ -13,8 +13,8 @@ import torch
 
 from arboretum_env.engine import score
 from arboretum_env.env import raw_env, win_loss_rewards
+from arboretum_env.agents.hints import ADVISORS, HintWriter, with_hints
 from arboretum_env.fileio import atomic_write_text
-from arboretum_env.hints import ADVISORS, HintWriter, with_hints
 
 
 def teacher_games(num_players: int, games: int, seed: int, hints: bool = False,

@@ -1,133 +1,115 @@
-"""The policy network: convolutions over the arboretum planes with per-cell play logits, an MLP
-over the rest of the observation.
+"""The SB3 side of the policy networks: ``ArboretumPolicy``, a ``MaskableActorCriticPolicy``
+whose parts are the plain-torch modules of ``arboretum_env.agents.networks`` (``"cnn"``), so that
+a checkpoint's weights map one to one onto the network a policy file names.
 
-The play-cell ids (85..408) are the 18 x 18 cells of the frame the planes are drawn in, so the
-cell logits come straight out of a 1x1 convolution: a placement is judged by what lies around
-that cell, the same way everywhere on the board. The other 165 logits and the value come from a
-global summary (pooled convolution features + the MLP over the non-spatial sections).
+``sb3_network_state(policy)`` gives ``(name, kwargs, state_dict)`` of the plain network for any
+policy this project trains (``"cnn"``: ``ArboretumPolicy``; ``"mlp"``: SB3's ``MlpPolicy`` with
+``net_arch=[hidden, hidden]``), which ``training.export`` writes as a policy file.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from torch import nn
 
-from arboretum_env.actions import FRAME, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL, DISCARD
-from arboretum_env.hints import ADVICE_OFFSET, HINT_SIZE
-from arboretum_env.observation import OBS_SIZE, SECTIONS
-
-N_GLOBAL_LOGITS = NUM_ACTIONS - FRAME_CELLS  # ids before and after the cell block
-
-
-def plane_layout(obs_dim: int = OBS_SIZE) -> tuple[np.ndarray, np.ndarray, int]:
-    """Indexes of the plane values (channel-major, then frame row, then column), indexes of
-    the other values (hints, if any, come after the standard sections), and the number of
-    planes, read off the encoder's ``SECTIONS``."""
-    planes, offset = [], 0
-    for name, width, _ in SECTIONS:
-        if width % FRAME_CELLS == 0 and "plane" in name:
-            planes.append(np.arange(offset, offset + width))
-        offset += width
-    assert offset == OBS_SIZE, (offset, OBS_SIZE)
-    plane_idx = np.concatenate(planes)
-    others = np.setdiff1d(np.arange(obs_dim), plane_idx)
-    return plane_idx, others, len(plane_idx) // FRAME_CELLS
+from arboretum_env.agents.networks import CnnFeatures, SplitHead, ValueHead, input_size, plane_layout  # noqa: F401
 
 
 class ArboretumExtractor(BaseFeaturesExtractor):
-    """obs -> ``[h (hidden) | cell scores (324)]``; the heads below split it again."""
+    """SB3's features extractor around :class:`CnnFeatures` (under ``.features``)."""
 
-    def __init__(self, observation_space: spaces.Box, channels: int = 32, hidden: int = 256):
-        obs_dim = observation_space.shape[0]
-        self.advice = obs_dim == OBS_SIZE + HINT_SIZE
-        super().__init__(observation_space,
-                         features_dim=hidden + FRAME_CELLS + (NUM_ACTIONS if self.advice else 0))
-        plane_idx, other_idx, n_planes = plane_layout(obs_dim)
-        self.register_buffer("plane_idx", torch.as_tensor(plane_idx, dtype=torch.long), persistent=False)
-        self.register_buffer("other_idx", torch.as_tensor(other_idx, dtype=torch.long), persistent=False)
-        self.n_planes, self.hidden = n_planes, hidden
-        self.conv = nn.Sequential(
-            nn.Conv2d(n_planes, channels, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, padding=1), nn.ReLU(),
-        )
-        self.vector = nn.Sequential(nn.Linear(len(other_idx), hidden), nn.ReLU())
-        self.join = nn.Sequential(nn.Linear(2 * channels + hidden, hidden), nn.ReLU())
-        self.condition = nn.Linear(hidden, channels)
-        self.cell = nn.Conv2d(channels, 1, 1)
+    def __init__(self, observation_space: spaces.Box, channels: int = 32, hidden: int = 256,
+                 hints: bool = False):
+        if observation_space.shape != (input_size(hints),):
+            raise ValueError(f"ArboretumExtractor(hints={hints}) reads {input_size(hints)} values, "
+                             f"the observation space has shape {observation_space.shape}")
+        features = CnnFeatures(channels, hidden, hints)
+        super().__init__(observation_space, features_dim=features.features_dim)
+        self.features = features
+        self.advice = hints
+        self._register_load_state_dict_pre_hook(_old_keys)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        batch = obs.shape[0]
-        planes = obs.index_select(1, self.plane_idx).view(batch, self.n_planes, FRAME, FRAME)
-        grid = self.conv(planes)
-        pooled = torch.cat([grid.mean(dim=(2, 3)), grid.amax(dim=(2, 3))], dim=1)
-        h = self.join(torch.cat([pooled, self.vector(obs.index_select(1, self.other_idx))], dim=1))
-        cond = self.condition(h)[:, :, None, None]
-        cells = self.cell(torch.relu(grid + cond)).view(batch, FRAME_CELLS)
-        if self.advice:  # passed through to the head, which adds it to the logits
-            return torch.cat([h, cells, obs[:, OBS_SIZE + ADVICE_OFFSET:]], dim=1)
-        return torch.cat([h, cells], dim=1)
+        return self.features(obs)
 
 
-class SplitHead(nn.Module):
-    """Logits in action-id order: draws and card choices, then the 324 cell scores, then discards;
-    with the advice hint, plus ``gate * advice`` (the advisor's choice as a learned prior)."""
-
-    def __init__(self, hidden: int, advice: bool = False, gate: float = 2.0):
-        super().__init__()
-        self.hidden = hidden
-        self.linear = nn.Linear(hidden, N_GLOBAL_LOGITS)
-        nn.init.orthogonal_(self.linear.weight, gain=0.01)
-        nn.init.zeros_(self.linear.bias)
-        self.advice = advice
-        self.gate = nn.Parameter(torch.tensor(gate if advice else 0.0))
-
-    def forward(self, latent: torch.Tensor) -> torch.Tensor:
-        h = latent[:, :self.hidden]
-        cells = latent[:, self.hidden:self.hidden + FRAME_CELLS]
-        logits = self.linear(h)
-        logits = torch.cat([logits[:, :PLAY_CELL], cells, logits[:, PLAY_CELL:]], dim=1)
-        if self.advice:
-            logits = logits + self.gate * latent[:, self.hidden + FRAME_CELLS:]
-        return logits
-
-
-class ValueHead(nn.Module):
-    def __init__(self, hidden: int):
-        super().__init__()
-        self.hidden = hidden
-        self.linear = nn.Linear(hidden, 1)
-
-    def forward(self, latent: torch.Tensor) -> torch.Tensor:
-        return self.linear(latent[:, :self.hidden])
+def _old_keys(state_dict, prefix, *args) -> None:
+    """Checkpoints written before the modules moved under ``.features``."""
+    for key in [k for k in state_dict if k.startswith(prefix) and not k.startswith(prefix + "features.")]:
+        state_dict[prefix + "features." + key[len(prefix):]] = state_dict.pop(key)
 
 
 class ArboretumPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy with the extractor above and split heads (no extra MLP layers)."""
 
-    def __init__(self, *args, channels: int = 32, hidden: int = 256, **kwargs):
+    def __init__(self, *args, channels: int = 32, hidden: int = 256, hints: bool = False, **kwargs):
         kwargs["features_extractor_class"] = ArboretumExtractor
-        kwargs["features_extractor_kwargs"] = {"channels": channels, "hidden": hidden}
+        kwargs["features_extractor_kwargs"] = {"channels": channels, "hidden": hidden, "hints": hints}
         kwargs["net_arch"] = {"pi": [], "vf": []}
-        self._channels, self._hidden = channels, hidden
+        self._channels, self._hidden, self._hints = channels, hidden, hints
         super().__init__(*args, **kwargs)
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
-        self.action_net = SplitHead(self._hidden, advice=self.features_extractor.advice)
+        self.action_net = SplitHead(self._hidden, advice=self._hints)
         self.value_net = ValueHead(self._hidden)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
-        data.update(channels=self._channels, hidden=self._hidden)
+        data.update(channels=self._channels, hidden=self._hidden, hints=self._hints)
         for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch"):
             data.pop(key, None)
         return data
 
 
-assert DISCARD == PLAY_CELL + FRAME_CELLS
+class LinearSchedule:
+    """The learning rate from ``start`` (progress 1) down to ``end`` (progress 0)."""
+
+    def __init__(self, start: float, end: float):
+        self.start, self.end = float(start), float(end)
+
+    def __call__(self, progress: float) -> float:
+        return self.end + (self.start - self.end) * progress
+
+
+def policy_spec(config) -> tuple[object, dict]:
+    """``(policy class or name, policy_kwargs)`` of a training config (``network``, ``channels``,
+    ``hidden``, ``hints``): used to build a model and, from our own code, to load a checkpoint."""
+    if config.network == "cnn":
+        return ArboretumPolicy, {"channels": config.channels, "hidden": config.hidden, "hints": bool(config.hints)}
+    return MaskableActorCriticPolicy, {"net_arch": [config.hidden, config.hidden]}
+
+
+def learning_rate_schedule(config) -> LinearSchedule:
+    return LinearSchedule(config.learning_rate, config.learning_rate * 0.1)
+
+
+def sb3_network_state(policy, hints: bool) -> tuple[str, dict, dict]:
+    """``(network name, kwargs, state_dict)`` of the plain network equal to ``policy``'s actor
+    and critic (``arboretum_env.agents.networks``); ``hints``: whether it was trained with them
+    (from the run's config, never guessed from the input size)."""
+    state = {k: v.detach().cpu().clone() for k, v in policy.state_dict().items()}
+    if policy.observation_space.shape != (input_size(hints),):
+        raise ValueError(f"a policy trained with hints={hints} reads {input_size(hints)} values, "
+                         f"this one {policy.observation_space.shape}")
+    if isinstance(policy, ArboretumPolicy):
+        if policy._hints != hints:
+            raise ValueError(f"the policy was built with hints={policy._hints}, the config says {hints}")
+        kwargs = {"channels": policy._channels, "hidden": policy._hidden, "hints": policy._hints}
+        out = {k[len("features_extractor."):]: v for k, v in state.items() if k.startswith("features_extractor.")}
+        out.update({k: v for k, v in state.items() if k.startswith(("action_net.", "value_net."))})
+        return "cnn", kwargs, out
+    arch = policy.net_arch
+    pi, vf = (arch.get("pi"), arch.get("vf")) if isinstance(arch, dict) else (arch, arch)
+    if list(pi) != list(vf) or len(pi) != 2 or pi[0] != pi[1] or policy.activation_fn is not torch.nn.Tanh:
+        raise ValueError(f"no plain network matches this policy (net_arch {arch!r})")
+    out = {}
+    for key, value in state.items():
+        for old, new in (("mlp_extractor.policy_net.", "policy_net."), ("mlp_extractor.value_net.", "value_body."),
+                         ("action_net.", "action_net."), ("value_net.", "value_net.")):
+            if key.startswith(old):
+                out[new + key[len(old):]] = value
+    return "mlp", {"hidden": int(pi[0]), "hints": hints}, out

@@ -28,7 +28,7 @@ from arboretum_env.engine import GameConfig, GameState, Phase, ScoreResult, best
 from arboretum_env.engine.cards import SPECIES, SPECIES_LETTERS, card_name, card_short, pack_cell, species_of
 from arboretum_env.errors import UserError
 
-SHIPPED_POLICY = Path("models") / "shipped" / "policy.pt"
+SHIPPED_POLICY = Path("models") / "shipped" / "policy.safetensors"
 DIRECTIONS = {(1, 0): "above", (-1, 0): "below", (0, 1): "left of", (0, -1): "right of"}
 """Neighbour offset -> where the new cell is relative to that neighbour."""
 QUIT_WORDS = {"q", "quit", "exit"}

@@ -26,7 +26,8 @@ from typing import Iterator, Optional
 
 from arboretum_env.errors import UserError
 
-RUN_FILES = ("config.yaml", "evaluations.jsonl", "evaluation.json", "policy.pt", "imitation.json")
+RUN_FILES = ("config.yaml", "evaluations.jsonl", "evaluation.json", "policy.safetensors", "policy.pt",
+             "imitation.json")
 """Files whose presence means the folder holds a run (checkpoints count too)."""
 
 

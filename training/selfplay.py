@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from arboretum_env.actions import NUM_ACTIONS
+from arboretum_env.actions import FRAME_CELLS, NUM_ACTIONS
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.engine.jit_playout import compile_kernel
 from arboretum_env.observation import OBS_SIZE
@@ -88,14 +88,14 @@ class SelfPlayTrainer:
         self.steps = 0  # learner decisions trained on
         self.wall = 0.0  # seconds of training (collection and updates), evaluations excluded
         self.next_eval = config.eval_every
-        self.next_snapshot = config.snapshot_every or None
+        self.next_snapshot = 0 if config.snapshot_every else None  # the first snapshot: the untrained net
         self.venv = VectorEnv(config.num_envs, config.num_players, config.reward_mode)
         n, p = config.num_envs, config.num_players
         self.controller = np.full((n, p), LEARNER, np.int64)  # per game and seat: who plays it
         size = n * config.rollout_steps
         at = self.net.planes_at  # observations are stored as their two parts (no copy per minibatch)
         self.buf_other = np.zeros((size, at), np.float32)
-        self.buf_planes = np.zeros((size, OBS_SIZE - at), np.float32)
+        self.buf_cells = np.zeros((size, FRAME_CELLS, self.net.n_planes), np.float32)  # cell-major
         self.buf_mask = np.zeros((size, NUM_ACTIONS), np.int8)
         self.buf_action = np.zeros(size, np.int64)
         self.buf_logp = np.zeros(size, np.float32)
@@ -113,7 +113,10 @@ class SelfPlayTrainer:
             logp = log_probs(logits, torch.from_numpy(masks))
             if greedy:
                 return logp.argmax(1).numpy(), None, None
-            action = torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(1)
+            # inverse-CDF sampling (cheaper than torch.multinomial on wide rows)
+            cdf = logp.exp().cumsum(1)
+            u = (1.0 - torch.rand(cdf.shape[0], 1, generator=self.generator)) * cdf[:, -1:]  # in (0, total]
+            action = (cdf < u).sum(1).clamp_(max=NUM_ACTIONS - 1)
             return action.numpy(), logp.gather(1, action[:, None]).squeeze(1).numpy(), value.numpy()
 
     def greedy_policy(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -147,7 +150,8 @@ class SelfPlayTrainer:
             actions[mine] = a
             j = np.arange(size, size + len(mine))
             at = self.net.planes_at
-            self.buf_other[j], self.buf_planes[j], self.buf_mask[j] = obs[mine, :at], obs[mine, at:], masks[mine]
+            self.buf_other[j], self.buf_mask[j] = obs[mine, :at], masks[mine]
+            self.buf_cells[j] = obs[mine, at:].reshape(len(mine), -1, FRAME_CELLS).transpose(0, 2, 1)
             self.buf_action[j], self.buf_logp[j], self.buf_value[j] = a, logp, value
             self.buf_game_seat[j, 0], self.buf_game_seat[j, 1] = mine, to_move[mine]
             previous = self.open[mine, to_move[mine]]
@@ -188,7 +192,7 @@ class SelfPlayTrainer:
         frac = min(1.0, self.steps / c.total_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = c.learning_rate * (1.0 - 0.9 * frac)
-        other, planes = torch.from_numpy(self.buf_other[:size]), torch.from_numpy(self.buf_planes[:size])
+        other, cells = torch.from_numpy(self.buf_other[:size]), torch.from_numpy(self.buf_cells[:size])
         masks = torch.from_numpy(self.buf_mask[:size])
         actions, old_logp = torch.from_numpy(self.buf_action[:size]), torch.from_numpy(self.buf_logp[:size])
         adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
@@ -197,7 +201,7 @@ class SelfPlayTrainer:
             order = torch.from_numpy(self.rng.permutation(size))
             for start in range(0, size, c.minibatch_size):
                 mb = order[start:start + c.minibatch_size]
-                logits, value = self.net.forward_parts(other[mb], planes[mb])
+                logits, value = self.net.forward_parts(other[mb], cells[mb])
                 logp_all = log_probs(logits, masks[mb])
                 logp = logp_all.gather(1, actions[mb][:, None]).squeeze(1)
                 ratio = torch.exp(logp - old_logp[mb])
@@ -240,6 +244,9 @@ class SelfPlayTrainer:
                    dynamic_ncols=True)
         obs_ready = False
         while self.steps < c.total_steps:
+            if self.next_snapshot == 0:
+                self.add_snapshot()
+                self.next_snapshot = c.snapshot_every
             if not obs_ready:
                 self.venv.reset(seed=int(self.rng.integers(2**62)))
                 self._deal_controllers(np.arange(c.num_envs))
@@ -254,7 +261,7 @@ class SelfPlayTrainer:
             self.folder.log_scalars(self.steps, stats)
             if self.next_snapshot is not None and self.steps >= self.next_snapshot:
                 self.add_snapshot()
-                self.next_snapshot += c.snapshot_every
+                self.next_snapshot = (self.steps // c.snapshot_every + 1) * c.snapshot_every
             if self.steps >= self.next_eval or self.steps >= c.total_steps:
                 self.checkpoint_and_evaluate()
                 self.next_eval = (self.steps // c.eval_every + 1) * c.eval_every

@@ -3,7 +3,8 @@ OpenSkill ratings.
 
 **Entrants** are agent specs: a registered agent name (``random``, ``greedy``, ...), a checkpoint
 (a run folder: its newest checkpoint, or a ``.zip``; played deterministically through
-``training.evaluation.ModelAgent``) or an exported policy file (``.pt``, ``PolicyAgent``). A spec
+``training.evaluation.ModelAgent``) or a policy file (``.safetensors``, ``PolicyAgent``; an old
+TorchScript ``.pt`` is refused with the command that converts it). A spec
 may be listed twice to enter two copies (named ``greedy``, ``greedy#2``): ``N`` players per table
 need at least ``N`` entrants.
 
@@ -84,7 +85,7 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
 
         return PolicyAgent(spec[len("policy:"):], seed=seed), "policy", None
     path = Path(spec)
-    looks_like_path = path.suffix in (".zip", ".pt") or "/" in spec or "\\" in spec or path.exists()
+    looks_like_path = path.suffix in (".zip", ".pt", ".safetensors") or "/" in spec or "\\" in spec or path.exists()
     if not looks_like_path:
         try:
             return make_agent(spec, seed=seed), "builtin", None
@@ -93,8 +94,8 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
         except (KeyError, ValueError) as exc:
             raise TournamentError(
                 f"unknown agent {spec!r}: expected an agent name ({', '.join(sorted(AGENT_REGISTRY))}), a checkpoint "
-                f"(run folder or .zip) or a policy file (.pt)") from exc
-    if path.suffix == ".pt" or (path.is_file() and path.suffix not in (".zip", ".json")):
+                f"(run folder or .zip) or a policy file (.safetensors)") from exc
+    if path.suffix in (".safetensors", ".pt") or (path.is_file() and path.suffix not in (".zip", ".json")):
         if not path.is_file():  # said before importing torch
             raise TournamentError(f"{spec}: no such policy file")
         from arboretum_env.agents.policy import PolicyAgent
@@ -103,14 +104,15 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
     if not path.exists():
         raise TournamentError(f"{spec}: no such checkpoint, run folder or policy file")
     if path.is_file() and path.suffix != ".zip":
-        raise TournamentError(f"{spec}: not a checkpoint (.zip), run folder or policy file (.pt)")
+        raise TournamentError(f"{spec}: not a checkpoint (.zip), run folder or policy file (.safetensors)")
     cache = {} if _cache is None else _cache
     key = str(path.resolve())
     if key not in cache:
-        from training.export import load_checkpoint
+        from training.export import checkpoint_config, load_checkpoint
 
-        model, meta, _ = load_checkpoint(path)
-        cache[key] = model, meta.get("config", {}).get("teacher", "greedy")
+        model, meta, zip_path = load_checkpoint(path)
+        config = checkpoint_config(zip_path, meta)
+        cache[key] = model, config.teacher, config.hints
     from training.evaluation import ModelAgent
 
     run = None
@@ -118,8 +120,8 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
         run = path
     elif path.parent.name == "checkpoints":
         run = path.parent.parent
-    model, advisor = cache[key]
-    return ModelAgent(model, advisor), "checkpoint", run
+    model, advisor, hints = cache[key]
+    return ModelAgent(model, advisor, hints=hints), "checkpoint", run
 
 
 def load_entrants(specs: Sequence[str]) -> list[Entrant]:

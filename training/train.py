@@ -34,7 +34,7 @@ from training.config import TrainConfig, config_to_dict
 from training.evaluation import ModelAgent, evaluate_against_baselines
 from training.export import CheckpointError, export_policy, load_checkpoint, save_checkpoint
 from training.imitation import imitate_teacher
-from training.network import ArboretumPolicy
+from training.network import learning_rate_schedule, policy_spec
 from training.run_folder import RunFolderError, RunLock, claim, resume_candidates, set_aside_damaged
 
 
@@ -70,7 +70,7 @@ class OpponentPool:
         the newest files in ``<run>/pool``."""
         self.config, self.folder = config, folder / "pool"
         if snapshots is None:
-            snapshots = sorted(str(p) for p in self.folder.glob("snapshot_*.pt"))
+            snapshots = sorted(str(p) for p in self.folder.glob("snapshot_*.safetensors"))
         here = [str(self.folder / Path(s).name) for s in snapshots]  # the run folder may have moved
         self.snapshots = [s for s in here if Path(s).is_file()][-config.pool_size:]
 
@@ -87,7 +87,7 @@ class OpponentPool:
         return baselines + [f"policy:{s}" for s in self.snapshots] * copies
 
     def add(self, model, timesteps: int) -> str:
-        path = self.folder / f"snapshot_{timesteps:09d}.pt"
+        path = self.folder / f"snapshot_{timesteps:09d}.safetensors"
         export_policy(model, path, {"timesteps": timesteps, "role": "snapshot",
                                     "hints": self.config.hints, "advisor": self.config.teacher})
         self.snapshots = (self.snapshots + [str(path)])[-self.config.pool_size:]
@@ -119,14 +119,10 @@ def make_vec_env(config: TrainConfig, opponents: list[str]):
 
 # ----------------------------------------------------------------------------- 3. model
 def new_model(config: TrainConfig, env, folder: Path) -> MaskablePPO:
-    start, end = config.learning_rate, config.learning_rate * 0.1
-    if config.network == "cnn":
-        policy, policy_kwargs = ArboretumPolicy, {"channels": config.channels, "hidden": config.hidden}
-    else:
-        policy, policy_kwargs = "MlpPolicy", {"net_arch": [config.hidden, config.hidden]}
+    policy, policy_kwargs = policy_spec(config)  # also what a checkpoint is loaded with
     return MaskablePPO(
         policy, env,
-        learning_rate=lambda progress: end + (start - end) * progress,
+        learning_rate=learning_rate_schedule(config),
         n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
         gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
         ent_coef=config.ent_coef, vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm,
@@ -183,7 +179,8 @@ class SelfPlayCallback(BaseCallback):
     def evaluate(self, steps: int, games: int | None = None) -> dict:
         """Evaluate, then record: the record of ``steps`` replaces any earlier one of that step."""
         result = evaluate_against_baselines(
-            ModelAgent(self.model, self.config.teacher), self.config.num_players, games or self.config.eval_games,
+            ModelAgent(self.model, self.config.teacher, hints=self.config.hints), self.config.num_players,
+            games or self.config.eval_games,
             seed=10_000 + steps)
         record = {"timesteps": steps, "wall_s": self.wall_s(), **result}
         write_records(self.history_path,
@@ -302,7 +299,7 @@ def _run(config: TrainConfig, folder: Path, resume: bool, show_progress: bool) -
         callback.checkpoint(steps)
         final = callback.evaluate(steps, config.final_eval_games)
         callback.bar.close()
-        export_policy(model, folder / "policy.pt",
+        export_policy(model, folder / "policy.safetensors",
                       {"timesteps": steps, "num_players": config.num_players, "run": config.run_name,
                        "hints": config.hints, "advisor": config.teacher})
     finally:

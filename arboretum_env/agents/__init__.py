@@ -3,7 +3,7 @@
 ``make_agent("random", seed)`` / ``make_agent("greedy")`` / ``make_agent("tempo")`` build an agent from a spec string. Other
 agent kinds (checkpoints, exported policy files) plug in with :func:`register_agent`: a factory
 ``f(argument: str, seed) -> Agent`` under a prefix, used as ``"prefix:argument"`` (for example
-``register_agent("policy", load_policy)`` makes ``make_agent("policy:models/x.pt")`` work), or
+``register_agent("policy", load_policy)`` makes ``make_agent("policy:models/x.safetensors")`` work), or
 with :func:`register_resolver` for specs without a prefix (e.g. a path to a checkpoint folder).
 """
 
@@ -80,7 +80,7 @@ def _policy_file(argument: str, seed: Optional[int]) -> Agent:
 
 
 def _policy_path(spec: str, seed: Optional[int]) -> Optional[Agent]:
-    return _policy_file(spec, seed) if spec.endswith(".pt") else None
+    return _policy_file(spec, seed) if spec.endswith((".safetensors", ".pt")) else None  # .pt: refused, with how to convert
 
 
 register_agent("policy", _policy_file)

@@ -1,49 +1,47 @@
-"""``PolicyAgent``: plays from an exported TorchScript policy file (numpy + torch only)."""
+"""``PolicyAgent``: plays from a data-only policy file (``policy.safetensors``, see
+:mod:`arboretum_env.agents.policy_file`; numpy + torch + safetensors only).
+
+The network gives unmasked logits; the choice is made among the legal actions only (argmax or a
+softmax sample over ``flatnonzero(mask)``), so no weights, however damaged, can make it return an
+action outside the mask. Whether the network reads the hints, and whose advice, is read from the
+file's description, never guessed from the length of a vector.
+"""
 
 from __future__ import annotations
 
-import json
-import warnings
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from ..errors import UserError
-from ..hints import ADVISORS, HintWriter, with_hints
 from ..observation import OBS_SIZE
 from .base import Agent
-from ..versions import check_versions
+from .hints import HintWriter, with_hints
+from .policy_file import PolicyFileError, load_policy_file
+
+__all__ = ["PolicyAgent", "PolicyFileError", "load_policy_file", "choose"]
 
 
-class PolicyFileError(UserError):
-    """A missing, corrupt or mismatched policy file."""
-
-
-def load_policy_file(path: str | Path):
-    """The TorchScript module and its metadata; one-line errors for bad files."""
-    import torch
-
-    path = Path(path)
-    if not path.is_file():
-        raise PolicyFileError(f"{path}: no such policy file")
-    extra = {"metadata.json": ""}
-    try:
-        with warnings.catch_warnings():  # TorchScript is deprecated upstream, still supported
-            warnings.simplefilter("ignore", DeprecationWarning)
-            module = torch.jit.load(str(path), map_location="cpu", _extra_files=extra)
-    except Exception as exc:  # torch raises RuntimeError and others on damaged files
-        raise PolicyFileError(f"{path}: not a policy file ({type(exc).__name__})") from None
-    try:
-        meta = json.loads(extra["metadata.json"])
-    except json.JSONDecodeError:
-        raise PolicyFileError(f"{path}: policy file without valid metadata") from None
-    check_versions(meta.get("versions"), str(path))
-    return module.eval(), meta
+def choose(logits: np.ndarray, action_mask: np.ndarray, rng: Optional[np.random.Generator] = None) -> int:
+    """An action id among the legal ones (``action_mask != 0``): the legal argmax of ``logits``
+    (``rng`` None) or a sample from their softmax. Non-finite logits count as the lowest; if no
+    legal logit is finite, the first legal action (or a uniform sample)."""
+    legal = np.flatnonzero(np.asarray(action_mask).reshape(-1))
+    if len(legal) == 0:
+        raise ValueError("PolicyAgent: the action mask has no legal action")
+    z = np.asarray(logits, dtype=np.float64).reshape(-1)[legal]
+    finite = np.isfinite(z)
+    if not finite.any():
+        return int(legal[0] if rng is None else rng.choice(legal))
+    z = np.where(finite, z, -np.inf)
+    if rng is None:
+        return int(legal[int(np.argmax(z))])
+    p = np.exp(z - z.max())
+    return int(rng.choice(legal, p=p / p.sum()))
 
 
 class PolicyAgent(Agent):
-    """Greedy (argmax) or sampled play from a policy file; the mask is applied in the file."""
+    """Greedy (argmax) or sampled play from a policy file; the mask is applied to the choice."""
 
     def __init__(self, path: str | Path, seed: Optional[int] = None, deterministic: bool = True):
         import torch
@@ -53,36 +51,30 @@ class PolicyAgent(Agent):
         self.path = str(path)
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)
-        self.hints = None
-        if self.metadata.get("hints"):
-            advisor = self.metadata.get("advisor", "greedy")  # files before the advisor was recorded
-            if advisor not in ADVISORS:
-                raise PolicyFileError(f"{path}: reads the advice of {advisor!r}, which this version does "
-                                      f"not have (advisors: {', '.join(ADVISORS)})")
-            self.hints = HintWriter(advisor)
+        spec = self.metadata.get("hints")
+        self.hints = HintWriter(spec["advisor"]) if spec is not None else None
 
     def seed(self, seed: Optional[int]) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """The network's unmasked logits for one input vector (observation, plus hints if it
+        reads them)."""
         torch = self._torch
         with torch.no_grad():
             obs = torch.as_tensor(np.asarray(observation, dtype=np.float32)).reshape(1, -1)
-            mask = torch.as_tensor(np.asarray(action_mask, dtype=np.int8)).reshape(1, -1)
-            _, logits = self.module(obs, mask)
+            logits, _ = self.module(obs)
         return logits[0].numpy()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, view=None) -> int:
+        if np.size(observation) != OBS_SIZE:
+            raise ValueError(f"PolicyAgent.act: expected the env's observation ({OBS_SIZE} values), "
+                             f"got {np.size(observation)}")
         if not np.any(action_mask):
             raise ValueError("PolicyAgent.act: the action mask has no legal action")
-        if self.hints is not None and len(observation) == OBS_SIZE:
+        if self.hints is not None:
             if view is None:
                 raise ValueError("PolicyAgent.act: this policy reads hints; pass the TableView")
             observation = with_hints(observation, view, self.hints, action_mask)
-        logits = self.logits(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(logits))
-        legal = np.flatnonzero(action_mask)
-        z = logits[legal] - logits[legal].max()
-        p = np.exp(z) / np.exp(z).sum()
-        return int(self.rng.choice(legal, p=p))
+        logits = self.logits(observation)
+        return choose(logits, action_mask, None if self.deterministic else self.rng)

@@ -47,50 +47,48 @@ def plane_block() -> tuple[int, int]:
 
 class PlaneNet(nn.Module):
     """See the module doc. ``channels``: features per cell; ``hidden``: width of the global
-    summary. Cell features are kept channel-first (``[B, channels, 324]``) so that the shared
-    per-cell layers are batched matrix products on views of the observation, without copies."""
+    summary. Cells are kept cell-major (``[B, 324, features]``) so that the layers shared by all
+    cells are plain matrix products over ``B * 324`` rows."""
 
     def __init__(self, channels: int = 8, hidden: int = 128):
         super().__init__()
         self.planes_at, n_planes = plane_block()
         self.n_planes, self.channels, self.hidden = n_planes, channels, hidden
-        self.cell_in = nn.Parameter(torch.empty(channels, n_planes))
-        self.near_in = nn.Parameter(torch.empty(channels, 4 * NEIGHBOUR_PLANES))
-        self.cell_bias = nn.Parameter(torch.zeros(channels, 1))
-        for w in (self.cell_in, self.near_in):
-            nn.init.kaiming_uniform_(w, a=5 ** 0.5)
+        self.cell_in = nn.Linear(n_planes, channels)
+        self.near_in = nn.Linear(4 * NEIGHBOUR_PLANES, channels, bias=False)
         self.other = nn.Linear(self.planes_at, hidden)
         self.join = nn.Linear(2 * channels + hidden, hidden)
         self.condition = nn.Linear(hidden, channels)
-        self.cell_out = nn.Parameter(torch.zeros(1, channels))
+        self.cell_out = nn.Linear(channels, 1)
         self.logits = nn.Linear(hidden, N_OTHER_LOGITS)
         self.value = nn.Linear(hidden, 1)
-        nn.init.orthogonal_(self.logits.weight, gain=0.01)
-        nn.init.zeros_(self.logits.bias)
-        nn.init.normal_(self.cell_out, std=0.01)
+        for layer in (self.logits, self.cell_out):
+            nn.init.orthogonal_(layer.weight, gain=0.01)
+            nn.init.zeros_(layer.bias)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits [B, 489], value [B])`` of observations ``[B, OBS_SIZE]``."""
         return self.forward_parts(*self.split(obs))
 
     def split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The observation's non-plane values and its planes, each contiguous (a trainer may
-        store them apart so that minibatches need no further copy)."""
-        return obs[:, :self.planes_at].contiguous(), obs[:, self.planes_at:].contiguous()
+        """The observation's non-plane values ``[B, planes_at]`` and its planes cell-major
+        ``[B, 324, n_planes]`` (a trainer may store them so, and its minibatches need no
+        further copy)."""
+        batch = obs.shape[0]
+        cells = obs[:, self.planes_at:].view(batch, self.n_planes, FRAME_CELLS).transpose(1, 2)
+        return obs[:, :self.planes_at].contiguous(), cells.contiguous()
 
-    def forward_parts(self, other: torch.Tensor, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward_parts(self, other: torch.Tensor, cells: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch = other.shape[0]
-        planes = planes.view(batch, self.n_planes, FRAME_CELLS)
-        own = F.pad(planes[:, :NEIGHBOUR_PLANES].view(batch, NEIGHBOUR_PLANES, FRAME, FRAME), (1, 1, 1, 1))
-        near = torch.cat([own[:, :, :-2, 1:-1], own[:, :, 2:, 1:-1], own[:, :, 1:-1, :-2],
-                          own[:, :, 1:-1, 2:]], dim=1).view(batch, 4 * NEIGHBOUR_PLANES, FRAME_CELLS)
-        cell = torch.relu(self.cell_in @ planes + self.near_in @ near + self.cell_bias)  # [B, C, 324]
-        pooled = torch.cat([cell.mean(dim=2), cell.amax(dim=2)], dim=1)
-        other = torch.relu(self.other(other))
-        h = torch.relu(self.join(torch.cat([pooled, other], dim=1)))
-        cells = (self.cell_out @ torch.relu(cell + self.condition(h)[:, :, None])).view(batch, FRAME_CELLS)
+        own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
+                    (0, 0, 1, 1, 1, 1))  # [B, 20, 20, 2]: a border of empty cells
+        near = torch.cat([own[:, :-2, 1:-1], own[:, 2:, 1:-1], own[:, 1:-1, :-2], own[:, 1:-1, 2:]], dim=3)
+        cell = torch.relu(self.cell_in(cells) + self.near_in(near.view(batch, FRAME_CELLS, -1)))  # [B, 324, C]
+        pooled = torch.cat([cell.mean(dim=1), cell.amax(dim=1)], dim=1)
+        h = torch.relu(self.join(torch.cat([pooled, torch.relu(self.other(other))], dim=1)))
+        cells_out = self.cell_out(torch.relu(cell + self.condition(h)[:, None, :])).view(batch, FRAME_CELLS)
         rest = self.logits(h)
-        logits = torch.cat([rest[:, :PLAY_CELL], cells, rest[:, PLAY_CELL:]], dim=1)
+        logits = torch.cat([rest[:, :PLAY_CELL], cells_out, rest[:, PLAY_CELL:]], dim=1)
         return logits, self.value(h).squeeze(1)
 
     def size_report(self) -> dict:
