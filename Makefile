@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 $(VENV): $(STAMP)
 
 quickstart: $(STAMP)
-	$(VENV)/bin/arboretum train --config configs/quickstart.yaml
+	$(VENV)/bin/arboretum train --config configs/quickstart.yaml --replace
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

@@ -26,20 +26,28 @@ class OutputPathError(UserError):
 
 
 def check_writable(path: PathLike, what: str = "output") -> Path:
-    """Raise ``OutputPathError`` (one line) unless a file could be created at ``path``: its
-    folder exists (or can be made) and is writable, and ``path`` is not a folder. Call it before
-    long work whose result goes to ``path``."""
+    """Raise ``OutputPathError`` (one line) unless a file could be created at ``path``: it is
+    not a folder nor a device, its folder exists (or can be made) and a file can really be made
+    there (tried with a temporary file, removed at once: permission bits say nothing for root,
+    nor on /proc or a read-only mount). Call it before long work whose result goes to ``path``."""
     target = Path(path)
     if target.is_dir():
         raise OutputPathError(f"{what} {target}: is a folder")
+    if target.exists() and not target.is_file():
+        raise OutputPathError(f"{what} {target}: is not a regular file")
     folder = target.parent if str(target.parent) else Path(".")
     probe = folder
-    while not probe.exists():
+    while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not probe.is_dir():
         raise OutputPathError(f"{what} {target}: {probe} is not a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputPathError(f"{what} {target}: {probe} is not writable")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".write-test.", dir=probe)
+    except OSError as exc:
+        raise OutputPathError(f"{what} {target}: cannot write in {probe}: "
+                              f"{exc.strerror or type(exc).__name__}") from None
+    os.close(fd)
+    os.unlink(tmp)
     return target
 
 
@@ -51,6 +59,8 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO]:
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_write: mode must be 'wb' or 'w', got {mode!r}")
     target = Path(path)
+    if target.exists() and not target.is_file():  # never rename over a folder or a device
+        raise OutputPathError(f"{target}: is {'a folder' if target.is_dir() else 'not a regular file'}")
     folder = target.parent if str(target.parent) else Path(".")
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)

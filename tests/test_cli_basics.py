@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arboretum_env import cli
+from training import cli
 from arboretum_env.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "arboretum_env.cli", *args],
+        [sys.executable, "-m", "training.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -45,7 +45,7 @@ def test_unknown_subcommand_exits_2() -> None:
 def test_help_does_not_import_torch() -> None:
     code = (
         "import sys\n"
-        "from arboretum_env.cli import main\n"
+        "from training.cli import main\n"
         "try: main(['--help'])\n"
         "except SystemExit: pass\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"

@@ -33,7 +33,6 @@ FORBIDDEN_THIRD_PARTY = {
 
 # Cases fixed on other branches of issue 12: flip (delete) each entry once its fix is merged.
 LAYER_XFAIL = {
-    "arboretum_env/cli.py": "imports training (moved to training/cli.py on the reliability branch)",
     "arboretum_env/wrappers.py": "SingleAgentEnv (env layer) seats agents and hints: to move into "
                                  "training/ with the import line of training/train.py "
                                  "(reliability branch's file) after the merge",

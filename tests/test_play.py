@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -150,7 +151,7 @@ def test_bad_options_are_user_errors(kwargs, message) -> None:
 
 
 def test_cli_play_on_piped_input() -> None:
-    cmd = [sys.executable, "-m", "arboretum_env.cli", "play", "--opponents", "random", "--seed", "2"]
+    cmd = [sys.executable, "-m", "training.cli", "play", "--opponents", "random", "--seed", "2"]
     done = subprocess.run(cmd, cwd=ROOT, input="1\n" * 400, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "Final scores:" in done.stdout
@@ -158,3 +159,20 @@ def test_cli_play_on_piped_input() -> None:
     assert quit_.returncode == 0 and "Not understood" in quit_.stdout and "You quit" in quit_.stdout
     bad = subprocess.run(cmd + ["--seat", "7"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("answer", ["9" * 5000, "[" * 5000, "-" + "1" * 5000])
+def test_huge_answers_reprompt_without_echoing_them(answer: str) -> None:
+    outcome, text = play(Script([answer, "q"]))
+    assert outcome.quit
+    reply = [line for line in text.splitlines() if "There is no move" in line or "Not understood" in line]
+    assert len(reply) == 1 and len(reply[0]) < 200, reply
+
+
+def test_cli_play_with_standard_input_closed_is_one_line() -> None:
+    cmd = [sys.executable, "-m", "training.cli", "play", "--opponents", "random", "--seed", "2"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          preexec_fn=lambda: os.close(0))  # as `arboretum play <&-`
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == ["arboretum: error: standard input is closed: play reads your "
+                                        "moves from it (run it in a terminal or pipe the moves in)"]

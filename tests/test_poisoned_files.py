@@ -133,7 +133,7 @@ def test_poisoned_sb3_checkpoints(case, checkpoint, tmp_path):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "arboretum_env.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True,
                           text=True, cwd=REPO, timeout=600)
 
 

@@ -60,7 +60,7 @@ def rewrite_description(src: Path, out: Path, **changes) -> Path:
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "arboretum_env.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True,
                           text=True, cwd=REPO, timeout=600)
 
 

@@ -20,13 +20,14 @@ from arboretum_env.engine import (
     score,
     state_to_position,
 )
+from arboretum_env.engine.position import PositionError, score_command
 
 ROOT = Path(__file__).resolve().parents[1]
 EMMA = ROOT / "examples" / "emma.json"
 
 
 def run_score(path: Path | str, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arboretum_env.cli", "score", str(path), *flags],
+    return subprocess.run([sys.executable, "-m", "training.cli", "score", str(path), *flags],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
@@ -280,3 +281,68 @@ def test_error_players_not_a_list(tmp_path: Path) -> None:
     doc = emma()
     doc["players"] = {"0": doc["players"][0]}
     assert_error(tmp_path, doc, "'players' must list 2 to 4 players, got a dict, not a list")
+
+
+# ---------------------------------------------------------------- positions no game reaches
+# (issue 13 point 7; the limits are RULES.md's: species per player count, the hand at scoring,
+# the most cards an arboretum can hold)
+
+def _cards(species: list[str], count: int, skip: int = 0) -> list[dict]:
+    every = [{"species": s, "rank": r} for s in species for r in range(1, 9)]
+    return every[skip:skip + count]
+
+
+def _impossible(case: str) -> dict:
+    doc = {"species": emma()["species"], "players": [{"hand": [], "arboretum": []} for _ in range(2)]}
+    if case == "30-card hand":
+        doc["players"][0]["hand"] = _cards(doc["species"], 30)
+    elif case == "8-card hand":
+        doc["players"][1]["hand"] = _cards(doc["species"], 8)
+    elif case.endswith("-card arboretum, 2 players"):
+        n = int(case.split("-")[0])
+        doc["players"][0]["arboretum"] = [{"row": 0, "col": i, **card}
+                                          for i, card in enumerate(_cards(doc["species"], n))]
+    elif case == "14-card arboretum, 4 players":
+        doc["species"] = list(SPECIES)
+        doc["players"] = [{"hand": [], "arboretum": []} for _ in range(4)]
+        doc["players"][3]["arboretum"] = [{"row": i, "col": 0, **card}
+                                          for i, card in enumerate(_cards(list(SPECIES), 14))]
+    elif case == "10 species, 2 players":
+        doc["species"] = list(SPECIES)
+    elif case == "1 species, 2 players":
+        doc["species"] = ["oak"]
+    elif case == "6 species, 3 players":
+        doc["players"].append({"hand": [], "arboretum": []})
+    return doc
+
+
+@pytest.mark.parametrize("case, fragment", [
+    ("30-card hand", "players[0].hand: 30 cards; a hand holds at most 7"),
+    ("8-card hand", "players[1].hand: 8 cards; a hand holds at most 7"),
+    ("40-card arboretum, 2 players", "players[0].arboretum: 40 cards; with 2 players an arboretum holds at most 17"),
+    ("18-card arboretum, 2 players", "players[0].arboretum: 18 cards; with 2 players an arboretum holds at most 17"),
+    ("14-card arboretum, 4 players", "players[3].arboretum: 14 cards; with 4 players an arboretum holds at most 13"),
+    ("10 species, 2 players", "'species' lists 10 species; 2 players play with 6"),
+    ("1 species, 2 players", "'species' lists 1 species; 2 players play with 6"),
+    ("6 species, 3 players", "'species' lists 6 species; 3 players play with 8"),
+])
+def test_error_position_no_game_reaches(tmp_path: Path, case: str, fragment: str) -> None:
+    path = write(tmp_path, _impossible(case))
+    with pytest.raises(PositionError) as info:
+        score_command(str(path))
+    message = str(info.value)
+    assert message.startswith(str(path)) and fragment in message and "\n" not in message
+
+
+def test_the_largest_reachable_position_is_scored(tmp_path: Path) -> None:
+    doc = _impossible("17-card arboretum, 2 players")
+    doc["players"][1]["hand"] = _cards(doc["species"], 7, skip=40)
+    assert json.loads(score_command(str(write(tmp_path, doc))))["players"][0]["total"] >= 0
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("[" * 5000 + "]" * 5000, "nested too deeply"),
+    ('{"species": ["oak"], "players": ' + "9" * 5000 + "}", "an integer with too many digits"),
+])
+def test_error_json_too_deep_or_too_long(tmp_path: Path, text: str, fragment: str) -> None:
+    assert_error(tmp_path, text, fragment)

@@ -23,7 +23,7 @@ GAMES = 40  # greedy beats random in ~all games: 40 orders the ratings reliably,
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arboretum_env.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "training.cli", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -200,7 +200,7 @@ TORCH_CASES = ("corrupt checkpoint", "corrupt policy", "empty run folder")
 @pytest.mark.slow
 def test_bad_inputs_give_one_line_and_exit_2(tmp_path: Path) -> None:
     cases = {k: v for k, v in bad_inputs(tmp_path).items() if k not in TORCH_CASES}
-    base = [sys.executable, "-m", "arboretum_env.cli", "evaluate"]
+    base = [sys.executable, "-m", "training.cli", "evaluate"]
     procs = {name: subprocess.Popen(base + args + ([] if "--games" in args else ["--games", "2"]),
                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for name, args in cases.items()}
@@ -220,7 +220,7 @@ def test_bad_inputs_give_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_bad_inputs_in_process(tmp_path: Path) -> None:
     """Every bad input, through ``cli.main``: a ``UserError`` becomes one line and exit 2."""
-    from arboretum_env import cli
+    from training import cli
 
     for name, args in bad_inputs(tmp_path).items():
         err = io.StringIO()

@@ -27,7 +27,7 @@ TINY = ["--set", "total_timesteps=256", "--set", "n_steps=128", "--set", "batch_
 
 
 def cli(*args, cwd=REPO):
-    return subprocess.run([sys.executable, "-m", "arboretum_env.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=600)
 
 

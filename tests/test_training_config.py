@@ -41,8 +41,8 @@ def test_unknown_key_is_named_with_a_suggestion(tmp_path):
     ("total_timesteps: lots\n", "key 'total_timesteps' must be int"),
     ("n_envs: 1.5\n", "key 'n_envs' must be int"),
     ("opponents: greedy\n", "key 'opponents' must be list"),
-    ("num_players: 5\n", "num_players must be 2, 3 or 4"),
-    ("opponents: [greedy, champion]\n", "opponents must be a non-empty list"),
+    ("num_players: 5\n", "num_players must be one of 2, 3, 4, got 5"),
+    ("opponents: [greedy, champion]\n", "opponents must be a list of random, greedy, greedy_plus, tempo"),
     ("reward_mode: points\n", "reward_mode must be"),
     ("teacher: oracle\n", "teacher must be one of greedy, greedy_plus, tempo, got 'oracle'"),
     ("- a\n- b\n", "must be a mapping"),
@@ -55,7 +55,7 @@ def test_bad_values_are_refused(tmp_path, text, fragment):
 
 def test_cli_bad_config_is_one_line(tmp_path):
     path = write(tmp_path, "learing_rate: 0.1\n")
-    proc = subprocess.run([sys.executable, "-m", "arboretum_env.cli", "train", "--config", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "training.cli", "train", "--config", str(path)],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -64,7 +64,7 @@ def test_cli_bad_config_is_one_line(tmp_path):
 
 
 def test_cli_missing_config_is_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "arboretum_env.cli", "train", "--config",
+    proc = subprocess.run([sys.executable, "-m", "training.cli", "train", "--config",
                            str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "cannot read" in proc.stderr

@@ -13,6 +13,7 @@ owner says they trust it (``--trust-torchscript``; :func:`convert_torchscript`).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import warnings
@@ -24,7 +25,7 @@ from torch import nn
 from arboretum_env.actions import NUM_ACTIONS
 from arboretum_env.agents.networks import input_size
 from arboretum_env.agents.policy_file import SUFFIX, PolicyFileError, load_policy_file, save_policy_file
-from arboretum_env.fileio import atomic_write_bytes, check_writable
+from arboretum_env.fileio import OutputPathError, atomic_write_bytes, atomic_write_text, check_writable
 from arboretum_env.versions import check_versions, current_versions
 from training.config import config_from_dict
 from training.network import sb3_network_state
@@ -121,12 +122,23 @@ def checkpoint_meta_path(zip_path: Path) -> Path:
     return zip_path.with_suffix(".json")
 
 
+class _KeptBuffer(io.BytesIO):
+    """SB3 closes the file it saves to; this one keeps its bytes readable."""
+
+    def close(self) -> None:
+        pass
+
+
 def save_checkpoint(model, folder: Path, timesteps: int, config: dict, extra: dict | None = None) -> Path:
+    """The ``.zip`` and then its ``.json``, each written whole under its real name or not at all:
+    a checkpoint with its ``.json`` is complete."""
     folder.mkdir(parents=True, exist_ok=True)
     zip_path = folder / f"step_{timesteps:09d}.zip"
-    model.save(zip_path)
+    buffer = _KeptBuffer()
+    model.save(buffer)
+    atomic_write_bytes(zip_path, buffer.getvalue())
     meta = {"timesteps": timesteps, "config": config, "versions": current_versions(), **(extra or {})}
-    checkpoint_meta_path(zip_path).write_text(json.dumps(meta, indent=2))
+    atomic_write_text(checkpoint_meta_path(zip_path), json.dumps(meta, indent=2))
     return zip_path
 
 
@@ -150,8 +162,10 @@ def read_checkpoint_meta(zip_path: Path) -> dict:
         meta = json.loads(meta_path.read_text())
     except OSError:
         raise CheckpointError(f"{zip_path}: its metadata {meta_path.name} is missing") from None
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         raise CheckpointError(f"{meta_path}: corrupt metadata (not JSON)") from None
+    if not isinstance(meta, dict) or type(meta.get("timesteps")) is not int or meta["timesteps"] < 0:
+        raise CheckpointError(f"{meta_path}: corrupt metadata (no timesteps)")
     check_versions(meta.get("versions"), str(zip_path))
     return meta
 
@@ -173,37 +187,49 @@ def load_checkpoint(path: str | Path, env=None, custom_objects: dict | None = No
     return model, meta, zip_path
 
 
+@contextlib.contextmanager
+def _writing(target: Path):
+    """A full disk, or a folder gone since ``check_writable``: one line; the atomic writers leave
+    nothing behind and an old file at ``target`` stays as it was."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputPathError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
+
+
 def export_command(source: str, out: str | None, fmt: str = "safetensors",
                    trust_torchscript: bool = False) -> str:
     """``arboretum export SOURCE [-o FILE] [--format safetensors|torchscript]
     [--trust-torchscript]``: a checkpoint (or run folder) to a policy file; a policy file to
-    TorchScript; an old TorchScript policy file (trusted) to a policy file. Returns the text to print."""
+    TorchScript; an old TorchScript policy file (trusted) to a policy file. The output path is
+    checked before anything is loaded. Returns the text to print."""
     if fmt not in ("safetensors", "torchscript"):
         raise PolicyFileError(f"--format {fmt!r}: expected safetensors or torchscript")
     src = Path(source)
     if src.is_file() and src.suffix == ".pt":
-        target = Path(out) if out else src.with_suffix(SUFFIX)
-        check_writable(target, "policy file")
-        return f"wrote {convert_torchscript(src, target, trust=trust_torchscript)}"
+        target = check_writable(Path(out) if out else src.with_suffix(SUFFIX), "-o")
+        with _writing(target):
+            return f"wrote {convert_torchscript(src, target, trust=trust_torchscript)}"
     if src.is_file() and src.suffix == SUFFIX:
         if fmt != "torchscript":
             raise PolicyFileError(f"{src}: already a policy file (use --format torchscript to deploy it)")
-        target = Path(out) if out else src.with_suffix(".pt")
-        check_writable(target, "TorchScript file")
-        return f"wrote {export_torchscript(src, target)}"
+        target = check_writable(Path(out) if out else src.with_suffix(".pt"), "-o")
+        with _writing(target):
+            return f"wrote {export_torchscript(src, target)}"
     zip_path = find_checkpoint(source)
     suffix = SUFFIX if fmt == "safetensors" else ".pt"
-    target = Path(out) if out else zip_path.with_name(zip_path.stem + "_policy" + suffix)
-    check_writable(target, "policy file")
+    target = check_writable(Path(out) if out else zip_path.with_name(zip_path.stem + "_policy" + suffix), "-o")
     model, meta, zip_path = load_checkpoint(zip_path)
     config = checkpoint_config(zip_path, meta)
     policy_path = target if fmt == "safetensors" else target.with_name(target.name + ".tmp" + SUFFIX)
-    export_policy(model, policy_path, {"timesteps": meta.get("timesteps"), "trained_from": str(zip_path),
-                                       "num_players": config.num_players, "hints": config.hints,
-                                       "advisor": config.teacher})
-    if fmt == "torchscript":
+    with _writing(target):
         try:
-            export_torchscript(policy_path, target)
+            export_policy(model, policy_path, {"timesteps": meta.get("timesteps"), "trained_from": str(zip_path),
+                                               "num_players": config.num_players, "hints": config.hints,
+                                               "advisor": config.teacher})
+            if fmt == "torchscript":
+                export_torchscript(policy_path, target)
         finally:
-            policy_path.unlink(missing_ok=True)
+            if fmt == "torchscript":
+                policy_path.unlink(missing_ok=True)
     return f"wrote {target}"

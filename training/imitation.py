@@ -14,6 +14,7 @@ import torch
 from arboretum_env.engine import score
 from arboretum_env.env import raw_env, win_loss_rewards
 from arboretum_env.agents.hints import ADVISORS, HintWriter, with_hints
+from arboretum_env.fileio import atomic_write_text
 
 
 def teacher_games(num_players: int, games: int, seed: int, hints: bool = False,
@@ -81,5 +82,5 @@ def imitate_teacher(model, config, folder: Path) -> dict:
         log.append({"epoch": epoch, "loss": total / n, "agreement": correct / n})
     policy.set_training_mode(False)
     report = {"teacher": config.teacher, "decisions": n, "games": config.bc_games, "epochs": log}
-    (folder / "imitation.json").write_text(json.dumps(report, indent=2))
+    atomic_write_text(folder / "imitation.json", json.dumps(report, indent=2))
     return report

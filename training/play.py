@@ -77,6 +77,11 @@ def _cell_key(text: str) -> Optional[str]:
     return f"{int(m.group(1))},{int(m.group(2))}" if m else None
 
 
+def _shown(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters for an answer (a pasted page is not echoed back)."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class Console:
     """The person's side: prints to ``out`` and reads with ``input_fn`` until a valid answer."""
 
@@ -92,6 +97,10 @@ class Console:
         try:
             line = self.input_fn(prompt)
         except (EOFError, KeyboardInterrupt):
+            raise Quit from None
+        except RuntimeError as exc:  # input(): lost sys.stdin (closed while playing)
+            if "stdin" not in str(exc):
+                raise
             raise Quit from None
         if line is None:
             raise Quit
@@ -123,16 +132,16 @@ class Console:
             if back and text in ("b", "back"):
                 return BACK
             if re.fullmatch(r"[+-]?\d+", text):
-                k = int(text)
-                if 1 <= k <= len(options):
+                k = int(text) if len(text) <= 9 else None  # never int() of 5,000 digits
+                if k is not None and 1 <= k <= len(options):
                     return options[k - 1].value
-                self.say(f"There is no move {k}: choose a number from 1 to {len(options)}.")
+                self.say(f"There is no move {_shown(text)}: choose a number from 1 to {len(options)}.")
                 continue
             key = _cell_key(text) or _norm(text)
             matches = [opt for opt in options if key in opt.aliases]
             if len(matches) == 1:
                 return matches[0].value
-            self.say(f"Not understood: {line.strip()!r}. Type a move number from 1 to "
+            self.say(f"Not understood: {_shown(line.strip())!r}. Type a move number from 1 to "
                      f"{len(options)}, or h for help.")
 
 
@@ -322,6 +331,9 @@ def play_command(opponents: Optional[Sequence[str]] = None, players: Optional[in
         seed = int(np.random.SeedSequence().entropy % 1_000_000)
     if seed < 0:
         raise PlayError(f"--seed must be 0 or more, got {seed}")
+    if input_fn is input and (sys.stdin is None or sys.stdin.closed):
+        raise PlayError("standard input is closed: play reads your moves from it "
+                        "(run it in a terminal or pipe the moves in)")
     if not specs:
         specs = [default_opponent(out)]
         try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from arboretum_env.fileio import atomic_write
+
 
 def read_evaluations(folder: Path) -> list[dict]:
     path = Path(folder) / "evaluations.jsonl"
@@ -34,6 +36,7 @@ def plot_learning_curve(folder: Path, out: Path | None = None) -> Path:
     if names:
         ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(out)
+    with atomic_write(out) as fh:
+        fig.savefig(fh, format="png")
     plt.close(fig)
     return out

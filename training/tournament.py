@@ -34,18 +34,19 @@ winners first (tied with each other), then the others by score (equal scores tie
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, TextIO
 
 import numpy as np
 
 from arboretum_env.errors import UserError
+from arboretum_env.fileio import atomic_write_text, check_writable
+from training.tournament_files import to_json, write_csv, write_plot
 
 Z95 = 1.959963984540054
 
@@ -308,99 +309,26 @@ def format_results(result: TournamentResult) -> str:
     return "\n".join(lines)
 
 
-def to_json(result: TournamentResult) -> dict:
-    return {
-        "num_players": result.num_players, "games": result.games, "seed": result.seed,
-        "seating": "blocks of N games on one deal, cyclic seat rotations (training/tournament.py)",
-        "rating_model": "openskill PlackettLuce, ordinal = mu - 3 sigma",
-        "entrants": [{"name": e.name, "spec": e.spec, "kind": e.kind, **result.stats[i]}
-                     for i, e in enumerate(result.entrants)],
-        "ranking": [result.entrants[i].name for i in result.ranking()],
-        "records": result.records,
-    }
-
-
-CSV_FIELDS = ["name", "spec", "kind", "games", "wins", "draws", "losses",
-              "win_rate", "win_ci_low", "win_ci_high", "draw_rate", "draw_ci_low", "draw_ci_high",
-              "loss_rate", "loss_ci_low", "loss_ci_high", "avg_score", "avg_margin", "mu", "sigma", "ordinal"]
-
-
-def write_csv(result: TournamentResult, path: Path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        for e, st in zip(result.entrants, result.stats):
-            row = {"name": e.name, "spec": e.spec, "kind": e.kind, **st["rating"]}
-            row.update({k: v for k, v in st.items() if k in CSV_FIELDS})
-            for label in ("win", "draw", "loss"):
-                row[f"{label}_ci_low"], row[f"{label}_ci_high"] = st[f"{label}_ci"]
-            writer.writerow(row)
-
-
-def write_plot(result: TournamentResult, path: Path, runs: Sequence[Path]) -> None:
-    """Ratings (mu with +-sigma bars, ordinal marked) and, per run, its learning curve."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from training.plots import read_evaluations
-
-    curves = [(Path(run), read_evaluations(run)) for run in runs]
-    curves = [(run, recs) for run, recs in curves if recs]
-    fig, axes = plt.subplots(1, 1 + bool(curves), figsize=(6 + 6 * bool(curves), 4.2), dpi=100, squeeze=False)
-    ax = axes[0][0]
-    order = result.ranking()
-    names = [result.entrants[i].name for i in order]
-    mus = [result.stats[i]["rating"]["mu"] for i in order]
-    sigmas = [result.stats[i]["rating"]["sigma"] for i in order]
-    x = np.arange(len(order))
-    ax.bar(x, mus, yerr=sigmas, capsize=4, color="tab:green", alpha=0.8, label="mu ± sigma")
-    ax.scatter(x, [result.stats[i]["rating"]["ordinal"] for i in order], color="black", zorder=3,
-               marker="_", s=200, label="ordinal (mu - 3 sigma)")
-    ax.set_xticks(x, names, rotation=20 if len(names) > 3 else 0, ha="right" if len(names) > 3 else "center")
-    ax.set_ylabel("OpenSkill rating")
-    ax.set_title(f"{result.games} games, {result.num_players} players, seed {result.seed}")
-    ax.legend(loc="best", fontsize=8)
-    if curves:
-        ax = axes[0][1]
-        for run, recs in curves:
-            baselines = sorted({k for r in recs for k, v in r.items()
-                                if isinstance(v, dict) and "win_rate" in v})
-            for b in baselines:
-                pts = [(r["timesteps"], r[b]["win_rate"]) for r in recs if b in r and "timesteps" in r]
-                label = f"{run.name} vs {b}" if len(curves) > 1 else f"vs {b}"
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("learner timesteps")
-        ax.set_ylabel("win rate")
-        ax.set_title("learning curve" + (f": {curves[0][0].name}" if len(curves) == 1 else ""))
-        ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-    plt.close(fig)
-
-
 # ----------------------------------------------------------------------------- command
 def _check_output(path: Optional[str], option: str, suffix: Optional[str] = None) -> Optional[Path]:
+    """Before any game: the file name, and that a file can be written there."""
     if path is None:
         return None
-    p = Path(path)
-    if suffix and p.suffix.lower() != suffix:
+    if suffix and Path(path).suffix.lower() != suffix:
         raise TournamentError(f"{option} {path}: the file name must end in {suffix}")
-    if p.is_dir():
-        raise TournamentError(f"{option} {path}: is a folder, not a file")
-    if not p.parent.is_dir():
-        raise TournamentError(f"{option} {path}: folder {str(p.parent)!r} does not exist")
-    return p
+    target = check_writable(path, option)
+    if not target.parent.is_dir():  # a mistyped folder is not made silently
+        raise TournamentError(f"{option} {path}: folder {str(target.parent)!r} does not exist")
+    return target
 
 
 def evaluate_command(specs: Sequence[str], players: int = 2, games: int = 40, seed: int = 0,
                      json_path: Optional[str] = None, csv_path: Optional[str] = None,
                      plot_path: Optional[str] = None, run: Optional[str] = None,
-                     progress: bool = False) -> str:
-    """``arboretum evaluate``: validate, play, write the files; returns the text to print."""
+                     progress: bool = False, out: Optional[TextIO] = None) -> str:
+    """``arboretum evaluate``: validate (output paths included), play, print, write the files.
+    The table and each ``wrote FILE`` line go to ``out`` as soon as they exist (so a file that
+    cannot be written loses nothing); without ``out`` they are returned as one text."""
     if not 2 <= players <= 4:
         raise TournamentError(f"--players must be 2, 3 or 4, got {players}")
     if games < 1:
@@ -422,20 +350,28 @@ def evaluate_command(specs: Sequence[str], players: int = 2, games: int = 40, se
             raise TournamentError(f"--run {run}: no evaluations.jsonl in that folder (not a run folder?)")
     entrants = load_entrants(specs)
     result = run_tournament(entrants, players, games, seed, progress=progress)
-    lines = [format_results(result)]
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        if out is None:
+            lines.append(line)
+        else:
+            print(line, file=out, flush=True)
+
+    say(format_results(result))
     json_out, csv_out, plot_out = outputs
     try:
         if json_out:
-            json_out.write_text(json.dumps(to_json(result), indent=1))
-            lines.append(f"wrote {json_out}")
+            atomic_write_text(json_out, json.dumps(to_json(result), indent=1))
+            say(f"wrote {json_out}")
         if csv_out:
             write_csv(result, csv_out)
-            lines.append(f"wrote {csv_out}")
+            say(f"wrote {csv_out}")
         if plot_out:
             runs = [run_path] if run_path else []
             runs += [e.run_folder for e in entrants if e.run_folder is not None and e.run_folder not in runs]
             write_plot(result, plot_out, runs)
-            lines.append(f"wrote {plot_out}")
+            say(f"wrote {plot_out}")
     except OSError as exc:
-        raise TournamentError(f"cannot write {exc.filename}: {exc.strerror}") from None
+        raise TournamentError(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}") from None
     return "\n".join(lines)

@@ -6,22 +6,33 @@ from any state.
  "players": [{"hand": [{"species": "maple", "rank": 8}],
               "arboretum": [{"row": 0, "col": 0, "species": "oak", "rank": 3}]}]}
 ```
+
+``parse_position`` refuses what no game reaches at scoring time (RULES.md): a species count other
+than 6, 8 or 10 for 2, 3 or 4 players, a hand over 7 cards, an arboretum over 17, 15 or 13 cards.
 """
 
 from __future__ import annotations
 
-from ..errors import UserError
+from ..errors import UserError, unreadable_reason
 
 import json
 from dataclasses import dataclass
 
-from .cards import NUM_RANKS, SPECIES, SPECIES_INDEX, make_card, pack_cell, species_of, rank_of, unpack_cell
+from .cards import HAND_SIZE, NUM_RANKS, SPECIES, SPECIES_BY_PLAYERS, SPECIES_INDEX, make_card, pack_cell, species_of, rank_of, unpack_cell
 from .scoring import ScoreResult, score_position
 from .state import GameState
 
 
 class PositionError(UserError, ValueError):
     """A malformed position document; the message names the problem and where it is."""
+
+
+def max_arboretum(num_players: int) -> int:
+    """The most cards an arboretum can hold at the end (RULES.md, "Numbers worth knowing"): a
+    game has at most (deck after the deal) turns, one card planted per turn, shared out in
+    turn order: 17 with 2 players, 15 with 3, 13 with 4."""
+    turns = SPECIES_BY_PLAYERS[num_players] * NUM_RANKS - HAND_SIZE * num_players
+    return -(-turns // num_players)
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,10 @@ def parse_position(doc) -> Position:
     if not isinstance(players, list) or not 2 <= len(players) <= 4:
         count = len(players) if isinstance(players, list) else f"a {type(players).__name__}, not a list"
         raise PositionError(f"'players' must list 2 to 4 players, got {count}")
+    need = SPECIES_BY_PLAYERS[len(players)]
+    if len(species) != need:
+        raise PositionError(f"'species' lists {len(species)} species; {len(players)} players play "
+                            f"with {need} (RULES.md)")
     in_play = set(species)
     seen: dict[int, str] = {}
     hands, arboretums, offsets = [], [], []
@@ -102,6 +117,13 @@ def parse_position(doc) -> Position:
                 raise PositionError(f"players[{p}]: missing key {key!r}")
             if not isinstance(player[key], list):
                 raise PositionError(f"players[{p}].{key}: must be a list")
+        if len(player["hand"]) > HAND_SIZE:
+            raise PositionError(f"players[{p}].hand: {len(player['hand'])} cards; a hand holds at most "
+                                f"{HAND_SIZE} when the game is scored")
+        if len(player["arboretum"]) > max_arboretum(len(players)):
+            raise PositionError(f"players[{p}].arboretum: {len(player['arboretum'])} cards; with "
+                                f"{len(players)} players an arboretum holds at most "
+                                f"{max_arboretum(len(players))}")
         hand = set()
         for i, entry in enumerate(player["hand"]):
             where = f"players[{p}].hand[{i}]"
@@ -187,6 +209,8 @@ def score_command(path: str, text: bool = False) -> str:
         raise PositionError(f"{path}: cannot read: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise PositionError(f"{path}: not valid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, nesting 5,000 deep
+        raise PositionError(f"{path}: not a usable position: {unreadable_reason(exc)}") from None
     try:
         position = parse_position(doc)
     except PositionError as exc:
