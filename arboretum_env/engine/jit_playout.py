@@ -18,7 +18,9 @@ insertion order. The grids are kept between playouts (one set per thread and pla
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -52,13 +54,34 @@ _DECK = -1
 _local = threading.local()
 
 
-def compile_kernel(fn, **options):
+KERNEL_SOURCES = tuple(str(Path(__file__).with_name(name))
+                       for name in ("rules.py", "jit_paths.py", "jit_gains.py"))
+"""Engine files whose functions other kernels compile in (``rules``' functions, ``best_paths``,
+``frame_gains``): a cached kernel is stale when one of them changes."""
+
+
+def compile_kernel(fn, depends=(), **options):
     """``numba.njit`` with its on-disk cache (compiled once per machine), or without the cache
-    where numba finds no writable place for it (a read-only install and no user cache)."""
+    where numba finds no writable place for it (a read-only install and no user cache).
+
+    numba checks a cached kernel against its own source file only, not against the functions
+    from other files that it compiles in; so the cache's stamp here also covers
+    ``KERNEL_SOURCES`` and the files ``depends`` names (the callers' own jitable helpers): a
+    change to any of them recompiles the kernel."""
     try:
-        return njit(cache=True, **options)(fn)
+        kernel = njit(cache=True, **options)(fn)
     except RuntimeError:  # "cannot cache function ...: no locator available"
         return njit(**options)(fn)
+    try:
+        cache_file = kernel._cache._cache_file  # numba internals: without them, numba's own stamp
+        stamps = [cache_file._source_stamp]
+        for path in (*KERNEL_SOURCES, *depends):
+            st = os.stat(path)
+            stamps.append((st.st_mtime, st.st_size))
+        cache_file._source_stamp = tuple(stamps)
+    except (AttributeError, OSError):  # pragma: no cover - another numba, or a missing file
+        pass
+    return kernel
 
 
 def grids(num_players: int) -> np.ndarray:

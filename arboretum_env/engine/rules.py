@@ -1,0 +1,60 @@
+"""The rules of RULES.md that several parts of the project compute, each written once.
+
+Small pure functions on ints and bools, used by the interpreted code (the scorer, the dynamic
+programmes, the heuristic agents) and, compiled, inside the numba kernels (``jit_paths``,
+``jit_gains``, the env's observation kernels). ``jitable`` marks them: with
+numba it is ``numba.extending.register_jitable``, so a call from Python runs the plain function
+and a kernel that calls one compiles it in; without numba it changes nothing.
+
+* **Path points** (RULES.md, Scoring, phase 2): ``path_points``, with the bonuses of a path's
+  ends ``start_bonus`` / ``end_bonus``. The dynamic programmes rely on one property of the
+  formula: a mixed path's points are its length plus its end bonuses, so the best "length +
+  start bonus" of a path's lower part and the best "length + end bonus" of its upper part add up.
+
+Ranks here are 0-based (``card & 7``), cells packed (``row * 256 + col``, see :mod:`.cards`).
+"""
+
+from __future__ import annotations
+
+from .cards import NUM_RANKS
+
+try:  # numba is a dependency, but the engine also runs (slower) without it
+    from numba.extending import register_jitable as jitable
+except ImportError:  # pragma: no cover - exercised only where numba is missing
+    def jitable(fn):
+        return fn
+
+ONE, EIGHT = 0, NUM_RANKS - 1
+"""The 0-based ranks of the 1 and the 8."""
+START_BONUS = 1
+"""A path that starts with a 1 scores 1 more."""
+END_BONUS = 2
+"""A path that ends with an 8 scores 2 more."""
+PURE_LENGTH = 4
+"""A path of at least this many cards, all of the scored species, scores ``PURE_FACTOR`` per card."""
+PURE_FACTOR = 2
+
+
+@jitable
+def start_bonus(rank):
+    """The bonus of a path whose first card has the 0-based ``rank``."""
+    return START_BONUS if rank == ONE else 0
+
+
+@jitable
+def end_bonus(rank):
+    """The bonus of a path whose last card has the 0-based ``rank``."""
+    return END_BONUS if rank == EIGHT else 0
+
+
+@jitable
+def path_points(length, pure, starts_with_one, ends_with_eight):
+    """Points of a path of ``length`` cards: 1 per card, ``PURE_FACTOR`` per card when ``pure``
+    (every card of the scored species) and ``length >= PURE_LENGTH``, plus ``START_BONUS`` if it
+    starts with a 1 and ``END_BONUS`` if it ends with an 8."""
+    points = PURE_FACTOR * length if pure and length >= PURE_LENGTH else length
+    if starts_with_one:
+        points += START_BONUS
+    if ends_with_eight:
+        points += END_BONUS
+    return points
