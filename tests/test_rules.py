@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from arboretum_env.engine import jit_playout
-from arboretum_env.engine.rules import end_bonus, path_points, start_bonus
+from arboretum_env.engine.rules import end_bonus, hand_sum, path_points, start_bonus
 
 # (length, all of the scored species, starts with a 1, ends with an 8) -> points
 WORKED_PATHS = [
@@ -38,6 +38,27 @@ def test_end_bonuses_by_rank() -> None:
     assert [end_bonus(r) for r in range(8)] == [0, 0, 0, 0, 0, 0, 0, 2]
 
 
+def test_one_cancels_eight() -> None:
+    # example 6: A holds the maple 8, B the maple 1: A's sum is 0, B's is 1
+    assert hand_sum(8, False, True, True) == 0
+    assert hand_sum(1, True, False, False) == 1
+    # no 1 elsewhere: the 8 counts 8; an own 1 keeps the own 8 at 8; a 1 cancels only an 8
+    assert hand_sum(8 + 5, False, True, False) == 13
+    assert hand_sum(1 + 8, True, True, False) == 9
+    assert hand_sum(1 + 8, True, True, True) == 9
+    assert hand_sum(5, False, False, True) == 5
+    # example 7: nobody holds any: 0 for all
+    assert hand_sum(0, False, False, False) == 0
+
+
+def test_one_cancels_eight_element_wise() -> None:
+    """numpy bool arrays (the final-turn search of GreedyPlusAgent) give the scalar results."""
+    cases = [(s, o, e, x) for s in (8, 9, 13) for o in (False, True) for e in (False, True)
+             for x in (False, True)]
+    sums, ones, eights, elsewhere = (np.array(v) for v in zip(*cases))
+    assert hand_sum(sums, ones, eights, elsewhere).tolist() == [hand_sum(*c) for c in cases]
+
+
 @pytest.mark.skipif(not jit_playout.available, reason="numba is not installed")
 def test_rule_functions_compile_into_kernels() -> None:
     """Called from inside a numba kernel, every rule function gives its Python results."""
@@ -45,8 +66,10 @@ def test_rule_functions_compile_into_kernels() -> None:
     def kernel(out):
         out[0] = path_points(5, True, True, True)
         out[1] = path_points(3, False, True, False)
-        out[2] = start_bonus(0) + end_bonus(7)
+        out[2] = hand_sum(8, False, True, True)
+        out[3] = hand_sum(9, True, True, True)
+        out[4] = start_bonus(0) + end_bonus(7)
 
-    out = np.zeros(3, np.int64)
+    out = np.zeros(5, np.int64)
     jit_playout.compile_kernel(kernel)(out)
-    assert out.tolist() == [13, 4, 3]
+    assert out.tolist() == [13, 4, 0, 9, 3]

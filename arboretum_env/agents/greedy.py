@@ -34,6 +34,7 @@ import numpy as np
 
 from ..actions import DISCARD, DRAW_DECK, DRAW_DISCARD, PLAY_CARD, Decision, cell_id
 from ..engine.cards import CELL_STRIDE, NUM_RANKS, unpack_cell
+from ..engine.rules import EIGHT, hand_sum
 from ..table_view import TableView
 from .base import Agent, legal_actions
 from ..engine.paths import PathTables
@@ -107,18 +108,19 @@ class _Position:
         if cached is not None:
             return cached
         pv, n, s = self.pv, self.pv.num_players, self.species[i]
-        one, eight = s * NUM_RANKS, s * NUM_RANKS + NUM_RANKS - 1
+        one = s * NUM_RANKS
         unseen = self._unseen(s)
         win = np.ones(_MAX_SUM + 1)
         ge_tables = []
         for k in range(1, n):
+            # another player's 1 (mine, or one known in a third hand) cancels their 8
             cancel8 = has_one or any(one in pv.known[j] for j in range(1, n) if j != k)
-            known = sum((c & 7) + 1 for c in pv.known[k]
-                        if c >> 3 == s and not (c == eight and cancel8))
+            known = sum(hand_sum((c & 7) + 1, False, c & 7 == EIGHT, cancel8)
+                        for c in pv.known[k] if c >> 3 == s)
             dist = np.zeros(_MAX_SUM + 1)
             dist[min(known, _MAX_SUM)] = 1.0
             for c in unseen:
-                r = 0 if (c == eight and cancel8) else (c & 7) + 1
+                r = hand_sum((c & 7) + 1, False, c & 7 == EIGHT, cancel8)
                 q = self._card_q(k, i, c & 7)
                 if r and q:
                     shifted = np.zeros_like(dist)
@@ -152,20 +154,21 @@ class _Position:
     def species_rights(self, i: int, hand) -> tuple[float, float]:
         """``rights`` for species slot ``i`` only."""
         s = self.species[i]
-        one, eight = s * NUM_RANKS, s * NUM_RANKS + NUM_RANKS - 1
+        one, eight = s * NUM_RANKS, s * NUM_RANKS + EIGHT
         total = 0
         for c in hand:
             if c >> 3 == s:
                 total += (c & 7) + 1
         has_one = one in hand
-        q8 = self.q8[i] if (eight in hand and not has_one) else 0.0
+        cancelled = hand_sum(total, has_one, eight in hand, True)  # if an opponent has the 1
+        q8 = self.q8[i] if cancelled != total else 0.0
         win, ge = self.tables(i, has_one)
-        p = (1 - q8) * win[total] + (q8 * win[total - 8] if q8 else 0.0)
+        p = (1 - q8) * win[total] + (q8 * win[cancelled] if q8 else 0.0)
         opp_points = 0.0
         for k, best in enumerate(self.opp_paths[i]):
             if best:
                 g = ge[k]
-                opp_points += best * ((1 - q8) * g[total] + (q8 * g[total - 8] if q8 else 0.0))
+                opp_points += best * ((1 - q8) * g[total] + (q8 * g[cancelled] if q8 else 0.0))
         return float(p), opp_points
 
     def own_values(self, points: list[int], extra_species: int = -1) -> list[float]:

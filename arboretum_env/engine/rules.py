@@ -10,6 +10,7 @@ and a kernel that calls one compiles it in; without numba it changes nothing.
   ends ``start_bonus`` / ``end_bonus``. The dynamic programmes rely on one property of the
   formula: a mixed path's points are its length plus its end bonuses, so the best "length +
   start bonus" of a path's lower part and the best "length + end bonus" of its upper part add up.
+* **Rights** ("1 cancels 8"): ``hand_sum``.
 
 Ranks here are 0-based (``card & 7``), cells packed (``row * 256 + col``, see :mod:`.cards`).
 """
@@ -58,3 +59,11 @@ def path_points(length, pure, starts_with_one, ends_with_eight):
     if ends_with_eight:
         points += END_BONUS
     return points
+
+
+@jitable
+def hand_sum(rank_sum, holds_one, holds_eight, one_elsewhere):
+    """A player's sum of one species for the rights ("1 cancels 8"): ``rank_sum`` (the plain sum
+    of the ranks of that species in their hand), less 8 when they hold the 8, do not hold the 1,
+    and another player holds the 1. The flags are bools; numpy bool arrays work element-wise."""
+    return rank_sum - NUM_RANKS * (holds_eight & (holds_one == 0) & one_elsewhere)
