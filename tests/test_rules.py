@@ -6,8 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arboretum_env.engine import GameConfig, new_game, pack_cell, random_playout, unpack_cell
 from arboretum_env.engine import jit_playout
-from arboretum_env.engine.rules import end_bonus, hand_sum, path_points, start_bonus
+from arboretum_env.engine.rules import (
+    NEIGHBOURS,
+    end_bonus,
+    frontier,
+    hand_sum,
+    neighbour,
+    path_points,
+    place,
+    start_bonus,
+)
 
 # (length, all of the scored species, starts with a 1, ends with an 8) -> points
 WORKED_PATHS = [
@@ -59,6 +69,30 @@ def test_one_cancels_eight_element_wise() -> None:
     assert hand_sum(sums, ones, eights, elsewhere).tolist() == [hand_sum(*c) for c in cases]
 
 
+def test_place_keeps_the_frontier() -> None:
+    arboretum, cells = {}, {}
+    place(arboretum, cells, pack_cell(0, 0), 5)
+    assert [unpack_cell(c) for c in cells] == [(-1, 0), (0, 1), (1, 0), (0, -1)]
+    place(arboretum, cells, pack_cell(0, 1), 6)
+    assert [unpack_cell(c) for c in cells] == [(-1, 0), (1, 0), (0, -1), (-1, 1), (0, 2), (1, 1)]
+    assert arboretum == {pack_cell(0, 0): 5, pack_cell(0, 1): 6}
+    assert [neighbour(7, d) for d in range(4)] == [7 + off for off in NEIGHBOURS]
+    assert frontier({}) == {}
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_frontier_of_an_arboretum_is_the_games_frontier(num_players: int) -> None:
+    """Built from scratch, the frontier has the cells and the order that the game's placements
+    built (the compiled playout keeps that order too)."""
+    rng = np.random.default_rng(num_players)
+    for _ in range(20):
+        state = random_playout(new_game(GameConfig(num_players), rng), rng)
+        for arboretum, cells in zip(state.arboretums, state.frontier):
+            assert list(frontier(arboretum)) == list(cells)
+            assert all(n not in arboretum and any(n + off in arboretum for off in NEIGHBOURS)
+                       for n in cells)
+
+
 @pytest.mark.skipif(not jit_playout.available, reason="numba is not installed")
 def test_rule_functions_compile_into_kernels() -> None:
     """Called from inside a numba kernel, every rule function gives its Python results."""
@@ -68,8 +102,9 @@ def test_rule_functions_compile_into_kernels() -> None:
         out[1] = path_points(3, False, True, False)
         out[2] = hand_sum(8, False, True, True)
         out[3] = hand_sum(9, True, True, True)
-        out[4] = start_bonus(0) + end_bonus(7)
+        out[4] = neighbour(0, 0)
+        out[5] = start_bonus(0) + end_bonus(7)
 
-    out = np.zeros(5, np.int64)
+    out = np.zeros(6, np.int64)
     jit_playout.compile_kernel(kernel)(out)
-    assert out.tolist() == [13, 4, 0, 9, 3]
+    assert out.tolist() == [13, 4, 0, 9, NEIGHBOURS[0], 3]

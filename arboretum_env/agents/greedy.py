@@ -33,22 +33,22 @@ from typing import Optional
 import numpy as np
 
 from ..actions import DISCARD, DRAW_DECK, DRAW_DISCARD, PLAY_CARD, Decision, cell_id
-from ..engine.cards import CELL_STRIDE, NUM_RANKS, unpack_cell
-from ..engine.rules import EIGHT, hand_sum
+from ..engine import rules
+from ..engine.cards import NUM_RANKS, unpack_cell
+from ..engine.paths import PathTables
+from ..engine.rules import EIGHT, NEIGHBOURS, hand_sum
 from ..table_view import TableView
 from .base import Agent, legal_actions
-from ..engine.paths import PathTables
 
 _MAX_SUM = sum(range(1, NUM_RANKS + 1))  # 36
-_OFFSETS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
 
 
 def frontier(arboretum) -> list[int]:
-    """Packed empty cells where the next card may go (``[0]`` = (0, 0) for an empty one)."""
+    """Packed empty cells where the next card may go, in ascending order (``[0]`` = (0, 0) for
+    an empty arboretum)."""
     if not arboretum:
         return [0]
-    cells = {c + off for c in arboretum for off in _OFFSETS}
-    return sorted(cells.difference(arboretum))
+    return sorted(rules.frontier(arboretum))
 
 
 class _Position:
@@ -273,7 +273,7 @@ class GreedyAgent(Agent):
         cells = pos.own_frontier
         arboretum = pos.pv.arboretums[0]
         penalty = {d: pos.give_away(d) for d in hand}
-        adjacency = np.array([self.compact * sum((c + off) in arboretum for off in _OFFSETS)
+        adjacency = np.array([self.compact * sum((c + off) in arboretum for off in NEIGHBOURS)
                               for c in cells])
         candidates = []  # (immediate best, card, cell index, scores over discards, discards)
         for x in cards:

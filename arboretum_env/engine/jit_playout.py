@@ -10,8 +10,8 @@ leave the Generator in the same state (tests/test_engine_jit.py checks this on m
 
 The workspace is one ``int64`` array (offsets from ``_offsets``) and an ``int8`` grid per
 player: ``grid[p, cell + GRID_OFFSET]`` is 0 for an empty cell, 1 for a frontier cell and
-``2 + card`` for a card (rows and columns -128..127). Frontier cells are kept in the dict's
-insertion order. The grids are kept between playouts (one set per thread and player count,
+``2 + card`` for a card (rows and columns -128..127). Frontier cells are kept in the order
+``rules.place`` gives the state's frontier dict (neighbours from ``rules.neighbour``). The grids are kept between playouts (one set per thread and player count,
 ``grids``) and cleared cell by cell at the end of each, which is much cheaper than a fresh
 64 KiB per player. Without numba ``available`` is False and the interpreted playout is used.
 """
@@ -23,6 +23,8 @@ import threading
 from pathlib import Path
 
 import numpy as np
+
+from .rules import neighbour
 
 try:  # numba is a dependency, but the engine also runs (slower) without it
     from numba import njit
@@ -262,7 +264,7 @@ def _turns(uniforms, work, grid, n):  # pragma: no cover - compiled
             work[known + p * _CARDS + card] = 0
             grid[p, cell + GRID_OFFSET] = 2 + card
             for d in range(4):
-                nb = cell - 256 if d == 0 else cell + 1 if d == 1 else cell + 256 if d == 2 else cell - 1
+                nb = neighbour(cell, d)
                 if grid[p, nb + GRID_OFFSET] == 0:
                     grid[p, nb + GRID_OFFSET] = 1
                     work[f + work[frontier_len + p]] = nb

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from .cards import CELL_STRIDE, NUM_SPECIES
-from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
+from .rules import EIGHT, NEIGHBOURS, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
 
 MIX, PURE, PURE_ONE = 0, 1, 2
 """Which table of ``forward`` holds the best path: mixed, all-species, all-species from a 1."""
@@ -193,7 +193,8 @@ def path_of(arboretum: Mapping[int, int], tables, species: int) -> tuple[int, tu
     value = table[cell]
     while value > 1:
         rank = arboretum[cell] & 7
-        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+        for offset in NEIGHBOURS:
+            n = cell + offset
             other = arboretum.get(n)
             if (other is not None and (other & 7) < rank and table.get(n, 0) == value - 1
                     and (not own_only or other >> 3 == species)):
@@ -232,7 +233,8 @@ def placement_gains(arboretum: Mapping[int, int], card: int, cells, buckets=None
     for cell in cells:
         a_ext = e_ext = 0
         pa = pa1 = pb = pb8 = 0
-        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+        for offset in NEIGHBOURS:
+            n = cell + offset
             other = get(n)
             if other is None:
                 continue

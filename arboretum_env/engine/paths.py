@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from .cards import CELL_STRIDE
-from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
+from .rules import EIGHT, NEIGHBOURS, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
 from .scoring import best_path
 
-_OFFSETS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
+_OFFSETS = NEIGHBOURS
 
 
 class PathTables:

@@ -2,7 +2,7 @@
 
 Small pure functions on ints and bools, used by the interpreted code (the scorer, the dynamic
 programmes, the heuristic agents) and, compiled, inside the numba kernels (``jit_paths``,
-``jit_gains``, the env's observation kernels). ``jitable`` marks them: with
+``jit_gains``, ``jit_playout``, the env's observation kernels). ``jitable`` marks them: with
 numba it is ``numba.extending.register_jitable``, so a call from Python runs the plain function
 and a kernel that calls one compiles it in; without numba it changes nothing.
 
@@ -11,13 +11,18 @@ and a kernel that calls one compiles it in; without numba it changes nothing.
   formula: a mixed path's points are its length plus its end bonuses, so the best "length +
   start bonus" of a path's lower part and the best "length + end bonus" of its upper part add up.
 * **Rights** ("1 cancels 8"): ``hand_sum``.
+* **Where a card may be played** (the frontier): ``NEIGHBOURS`` / ``neighbour`` (orthogonal
+  adjacency of packed cells), ``place`` (a card placed, the frontier updated) and ``frontier``
+  (the frontier of any arboretum, by placing its cards again in order).
 
 Ranks here are 0-based (``card & 7``), cells packed (``row * 256 + col``, see :mod:`.cards`).
 """
 
 from __future__ import annotations
 
-from .cards import NUM_RANKS
+from typing import Mapping
+
+from .cards import CELL_STRIDE, NUM_RANKS
 
 try:  # numba is a dependency, but the engine also runs (slower) without it
     from numba.extending import register_jitable as jitable
@@ -67,3 +72,36 @@ def hand_sum(rank_sum, holds_one, holds_eight, one_elsewhere):
     of the ranks of that species in their hand), less 8 when they hold the 8, do not hold the 1,
     and another player holds the 1. The flags are bools; numpy bool arrays work element-wise."""
     return rank_sum - NUM_RANKS * (holds_eight & (holds_one == 0) & one_elsewhere)
+
+
+NEIGHBOURS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
+"""Offsets of a packed cell's orthogonal neighbours, in the fixed order north, east, south, west."""
+
+
+@jitable
+def neighbour(cell, direction):
+    """The packed cell next to ``cell`` in ``direction`` (0..3: north, east, south, west)."""
+    return cell + NEIGHBOURS[direction]
+
+
+def place(arboretum: dict[int, int], frontier: dict[int, None], cell: int, card: int) -> None:
+    """Put ``card`` on ``cell`` and update the frontier, the empty cells orthogonally next to the
+    arboretum (keys of an insertion-ordered dict: the placed cell leaves it, its empty neighbours
+    join at the end in ``NEIGHBOURS`` order). No legality check."""
+    frontier.pop(cell, None)
+    arboretum[cell] = card
+    for offset in NEIGHBOURS:
+        n = cell + offset
+        if n not in arboretum:
+            frontier[n] = None
+
+
+def frontier(arboretum: Mapping[int, int]) -> dict[int, None]:
+    """The frontier of ``arboretum`` (a new dict, in the order ``place`` builds it when the cards
+    are placed in the arboretum's order); empty for an empty arboretum, where a card may go
+    anywhere."""
+    placed: dict[int, int] = {}
+    cells: dict[int, None] = {}
+    for cell, card in arboretum.items():
+        place(placed, cells, cell, card)
+    return cells
