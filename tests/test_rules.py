@@ -1,11 +1,12 @@
-"""The rule functions of ``engine.rules``, each checked on the worked examples of RULES.md,
-interpreted and compiled into a numba kernel."""
+"""The rule functions of ``engine.rules`` (and the frame origin of ``actions``), each checked on
+the worked examples of RULES.md, interpreted and compiled into a numba kernel."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from arboretum_env.actions import FRAME, box_origin, frame_origin
 from arboretum_env.engine import GameConfig, new_game, pack_cell, random_playout, unpack_cell
 from arboretum_env.engine import jit_playout
 from arboretum_env.engine.rules import (
@@ -93,6 +94,15 @@ def test_frontier_of_an_arboretum_is_the_games_frontier(num_players: int) -> Non
                        for n in cells)
 
 
+def test_box_origin_centres_the_arboretum() -> None:
+    assert frame_origin({}) == box_origin(0, -1, 0, -1) == (-FRAME // 2, -FRAME // 2)
+    # a single card at (0, 0): frame cell (8, 8); a 3 x 4 box: 7 rows above, 8 below
+    assert frame_origin({pack_cell(0, 0): 1}) == (-8, -8)
+    assert box_origin(2, 4, -1, 2) == (2 - 7, -1 - 7)
+    arboretum = {pack_cell(r, c): 0 for r, c in [(2, -1), (3, -1), (4, -1), (4, 0), (4, 1), (4, 2)]}
+    assert frame_origin(arboretum) == box_origin(2, 4, -1, 2)
+
+
 @pytest.mark.skipif(not jit_playout.available, reason="numba is not installed")
 def test_rule_functions_compile_into_kernels() -> None:
     """Called from inside a numba kernel, every rule function gives its Python results."""
@@ -104,7 +114,10 @@ def test_rule_functions_compile_into_kernels() -> None:
         out[3] = hand_sum(9, True, True, True)
         out[4] = neighbour(0, 0)
         out[5] = start_bonus(0) + end_bonus(7)
+        r0, c0 = box_origin(2, 4, -1, 2)
+        out[6] = r0
+        out[7] = c0
 
-    out = np.zeros(6, np.int64)
+    out = np.zeros(8, np.int64)
     jit_playout.compile_kernel(kernel)(out)
-    assert out.tolist() == [13, 4, 0, 9, NEIGHBOURS[0], 3]
+    assert out.tolist() == [13, 4, 0, 9, NEIGHBOURS[0], 3, -5, -8]
