@@ -115,12 +115,13 @@ class _Position:
         for k in range(1, n):
             # another player's 1 (mine, or one known in a third hand) cancels their 8
             cancel8 = has_one or any(one in pv.known[j] for j in range(1, n) if j != k)
-            known = sum(hand_sum((c & 7) + 1, False, c & 7 == EIGHT, cancel8)
+            eight_value = hand_sum(NUM_RANKS, False, True, cancel8)  # what their 8 adds
+            known = sum(eight_value if c & 7 == EIGHT else (c & 7) + 1
                         for c in pv.known[k] if c >> 3 == s)
             dist = np.zeros(_MAX_SUM + 1)
             dist[min(known, _MAX_SUM)] = 1.0
             for c in unseen:
-                r = hand_sum((c & 7) + 1, False, c & 7 == EIGHT, cancel8)
+                r = eight_value if c & 7 == EIGHT else (c & 7) + 1
                 q = self._card_q(k, i, c & 7)
                 if r and q:
                     shifted = np.zeros_like(dist)
