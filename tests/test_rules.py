@@ -15,6 +15,7 @@ from arboretum_env.engine.rules import (
     frontier,
     hand_sum,
     neighbour,
+    next_cell,
     path_points,
     place,
     start_bonus,
@@ -78,6 +79,8 @@ def test_place_keeps_the_frontier() -> None:
     assert [unpack_cell(c) for c in cells] == [(-1, 0), (1, 0), (0, -1), (-1, 1), (0, 2), (1, 1)]
     assert arboretum == {pack_cell(0, 0): 5, pack_cell(0, 1): 6}
     assert [neighbour(7, d) for d in range(4)] == [7 + off for off in NEIGHBOURS]
+    # north, east, south, west on any row-major grid: here cell (2, 3) of a grid 10 wide
+    assert [next_cell(23, d, 10) for d in range(4)] == [13, 24, 33, 22]
     assert frontier({}) == {}
 
 
@@ -112,7 +115,7 @@ def test_rule_functions_compile_into_kernels() -> None:
         out[1] = path_points(3, False, True, False)
         out[2] = hand_sum(8, False, True, True)
         out[3] = hand_sum(9, True, True, True)
-        out[4] = neighbour(0, 0)
+        out[4] = neighbour(0, 0) + next_cell(23, 2, 10)
         out[5] = start_bonus(0) + end_bonus(7)
         r0, c0 = box_origin(2, 4, -1, 2)
         out[6] = r0
@@ -120,4 +123,4 @@ def test_rule_functions_compile_into_kernels() -> None:
 
     out = np.zeros(8, np.int64)
     jit_playout.compile_kernel(kernel)(out)
-    assert out.tolist() == [13, 4, 0, 9, NEIGHBOURS[0], 3, -5, -8]
+    assert out.tolist() == [13, 4, 0, 9, NEIGHBOURS[0] + 33, 3, -5, -8]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit_playout import available, compile_kernel
-from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
+from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, next_cell, path_points, start_bonus
 
 
 def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma: no cover - compiled
@@ -31,7 +31,8 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
         at[i] = (c // frame + 1) * w + c % frame + 1
         slot[at[i]] = i
     species, rank = card >> 3, card & 7
-    near = (-w, 1, w, -1)
+    # offsets of the four neighbours in the padded frame, in rules.next_cell's order
+    near = (next_cell(0, 0, w), next_cell(0, 1, w), next_cell(0, 2, w), next_cell(0, 3, w))
     # forward below the card's rank: mixed paths from a species card (length + start bonus),
     # all-species runs, all-species runs from a 1
     mix_in = np.zeros(k, np.int64)

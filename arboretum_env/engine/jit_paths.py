@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit_playout import available, compile_kernel
-from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
+from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, next_cell, path_points, start_bonus
 
 MAX_PATH = 8
 ROW_WIDTH = 2 + 2 * MAX_PATH
@@ -40,13 +40,11 @@ def best_paths(cells, cards, species):  # pragma: no cover - compiled
     at = np.empty(k, np.int64)  # index of each card's cell in ``slot``
     for i in range(k):
         at[i] = (rows[i] - r0 + 1) * width + cols[i] - c0 + 1
-    # neighbours in path_of's order (north, east, south, west): -1 where empty
+    # neighbours in path_of's order (rules.next_cell's): -1 where empty
     near = np.empty((k, 4), np.int64)
     for i in range(k):
-        near[i, 0] = slot[at[i] - width]
-        near[i, 1] = slot[at[i] + 1]
-        near[i, 2] = slot[at[i] + width]
-        near[i, 3] = slot[at[i] - 1]
+        for d in range(4):
+            near[i, d] = slot[next_cell(at[i], d, width)]
     # the cards in rank-bucket order: by rank, then insertion order
     order = np.empty(k, np.int64)
     m = 0

@@ -11,8 +11,8 @@ and a kernel that calls one compiles it in; without numba it changes nothing.
   formula: a mixed path's points are its length plus its end bonuses, so the best "length +
   start bonus" of a path's lower part and the best "length + end bonus" of its upper part add up.
 * **Rights** ("1 cancels 8"): ``hand_sum``.
-* **Where a card may be played** (the frontier): ``NEIGHBOURS`` / ``neighbour`` (orthogonal
-  adjacency of packed cells), ``place`` (a card placed, the frontier updated) and ``frontier``
+* **Where a card may be played** (the frontier): ``next_cell`` (orthogonal adjacency on any grid),
+  ``neighbour`` / ``NEIGHBOURS`` (on packed cells), ``place`` (a card placed, the frontier updated) and ``frontier``
   (the frontier of any arboretum, by placing its cards again in order).
 
 Ranks here are 0-based (``card & 7``), cells packed (``row * 256 + col``, see :mod:`.cards`).
@@ -74,14 +74,28 @@ def hand_sum(rank_sum, holds_one, holds_eight, one_elsewhere):
     return rank_sum - NUM_RANKS * (holds_eight & (holds_one == 0) & one_elsewhere)
 
 
-NEIGHBOURS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
-"""Offsets of a packed cell's orthogonal neighbours, in the fixed order north, east, south, west."""
+@jitable
+def next_cell(cell, direction, width):
+    """The cell orthogonally next to ``cell`` in ``direction`` (0..3: north, east, south, west,
+    the one fixed order) on a row-major grid ``width`` cells wide (packed cells: ``CELL_STRIDE``;
+    the kernels' padded frames: their own width)."""
+    if direction == 0:
+        return cell - width
+    if direction == 1:
+        return cell + 1
+    if direction == 2:
+        return cell + width
+    return cell - 1
 
 
 @jitable
 def neighbour(cell, direction):
     """The packed cell next to ``cell`` in ``direction`` (0..3: north, east, south, west)."""
-    return cell + NEIGHBOURS[direction]
+    return next_cell(cell, direction, CELL_STRIDE)
+
+
+NEIGHBOURS = tuple(next_cell(0, d, CELL_STRIDE) for d in range(4))
+"""Offsets of a packed cell's orthogonal neighbours, in ``next_cell``'s order."""
 
 
 def place(arboretum: dict[int, int], frontier: dict[int, None], cell: int, card: int) -> None:
