@@ -11,9 +11,10 @@ leave the Generator in the same state (tests/test_engine_jit.py checks this on m
 The workspace is one ``int64`` array (offsets from ``_offsets``) and an ``int8`` grid per
 player: ``grid[p, cell + GRID_OFFSET]`` is 0 for an empty cell, 1 for a frontier cell and
 ``2 + card`` for a card (rows and columns -128..127). Frontier cells are kept in the order
-``rules.place`` gives the state's frontier dict (neighbours from ``rules.neighbour``). The grids are kept between playouts (one set per thread and player count,
-``grids``) and cleared cell by cell at the end of each, which is much cheaper than a fresh
-64 KiB per player. Without numba ``available`` is False and the interpreted playout is used.
+``rules.place`` gives the state's frontier dict (neighbours from ``rules.neighbour``). The
+grids are kept between playouts (one set per thread and player count, ``grids``) and cleared
+cell by cell at the end of each, which is much cheaper than a fresh 64 KiB per player.
+Without numba ``available`` is False and the interpreted playout is used.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ and a kernel that calls one compiles it in; without numba it changes nothing.
   formula: a mixed path's points are its length plus its end bonuses, so the best "length +
   start bonus" of a path's lower part and the best "length + end bonus" of its upper part add up.
 * **Rights** ("1 cancels 8"): ``hand_sum``.
-* **Where a card may be played** (the frontier): ``next_cell`` (orthogonal adjacency on any grid),
-  ``neighbour`` / ``NEIGHBOURS`` (on packed cells), ``place`` (a card placed, the frontier updated) and ``frontier``
-  (the frontier of any arboretum, by placing its cards again in order).
+* **Where a card may be played** (the frontier): ``next_cell`` (orthogonal adjacency on any
+  grid), ``neighbour`` / ``NEIGHBOURS`` (on packed cells), ``place`` (a card placed, the
+  frontier updated) and ``frontier`` (the frontier of any arboretum, by placing its cards again
+  in order).
 
 Ranks here are 0-based (``card & 7``), cells packed (``row * 256 + col``, see :mod:`.cards`).
 """
@@ -37,7 +38,8 @@ START_BONUS = 1
 END_BONUS = 2
 """A path that ends with an 8 scores 2 more."""
 PURE_LENGTH = 4
-"""A path of at least this many cards, all of the scored species, scores ``PURE_FACTOR`` per card."""
+"""A path of at least this many cards, all of the scored species, scores ``PURE_FACTOR`` per
+card."""
 PURE_FACTOR = 2
 
 
@@ -70,7 +72,8 @@ def path_points(length, pure, starts_with_one, ends_with_eight):
 def hand_sum(rank_sum, holds_one, holds_eight, one_elsewhere):
     """A player's sum of one species for the rights ("1 cancels 8"): ``rank_sum`` (the plain sum
     of the ranks of that species in their hand), less 8 when they hold the 8, do not hold the 1,
-    and another player holds the 1. The flags are bools; numpy bool arrays work element-wise."""
+    and another player holds the 1. The flags are bools or 0/1 ints (in kernels too); numpy bool
+    arrays work element-wise."""
     return rank_sum - NUM_RANKS * (holds_eight & (holds_one == 0) & one_elsewhere)
 
 
