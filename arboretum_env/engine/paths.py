@@ -13,10 +13,15 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from .cards import NUM_RANKS
 from .rules import EIGHT, NEIGHBOURS, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
 from .scoring import best_path
 
 _OFFSETS = NEIGHBOURS
+_FIRST = tuple(1 + start_bonus(rank) for rank in range(NUM_RANKS))
+_LAST = tuple(1 + end_bonus(rank) for rank in range(NUM_RANKS))
+"""Per 0-based rank: a card's points as the first (last) card of a path, its start (end) bonus
+included (looked up on the hot path of ``improvements`` instead of calling ``rules``)."""
 
 
 class PathTables:
@@ -74,7 +79,7 @@ class PathTables:
                         o = v + 1
             si = index.get(s)
             if si is not None:  # a path may start here: the card and its start bonus
-                v = 1 + start_bonus(rank)
+                v = _FIRST[rank]
                 if here.get(si, 0) < v:
                     here[si] = v
             down[cell], pure_down[cell], pure_down1[cell] = here, a, o
@@ -99,7 +104,7 @@ class PathTables:
                         e = v + 1
             si = index.get(s)
             if si is not None:  # a path may end here: the card and its end bonus
-                v = 1 + end_bonus(rank)
+                v = _LAST[rank]
                 if here.get(si, 0) < v:
                     here[si] = v
             up[cell], pure_up[cell], pure_up8[cell] = here, a, e
@@ -156,11 +161,11 @@ class PathTables:
         p, u = pre.get(ti, 0), post.get(ti, 0)
         best = out.get(ti, base[ti])
         if u:  # a mixed path from the new card up
-            v = 1 + start_bonus(rank) + u
+            v = _FIRST[rank] + u
             if v > best:
                 best = v
         if p:  # a mixed path up to the new card
-            v = p + 1 + end_bonus(rank)
+            v = p + _LAST[rank]
             if v > best:
                 best = v
         da, d1 = 1, 1 if rank == ONE else 0
