@@ -36,19 +36,11 @@ from ..actions import DISCARD, DRAW_DECK, DRAW_DISCARD, PLAY_CARD, Decision, cel
 from ..engine import rules
 from ..engine.cards import NUM_RANKS, unpack_cell
 from ..engine.paths import PathTables
-from ..engine.rules import EIGHT, NEIGHBOURS, hand_sum
+from ..engine.rules import EIGHT, NEIGHBOURS, hand_sum, place
 from ..table_view import TableView
 from .base import Agent, legal_actions
 
 _MAX_SUM = sum(range(1, NUM_RANKS + 1))  # 36
-
-
-def frontier(arboretum) -> list[int]:
-    """Packed empty cells where the next card may go, in ascending order (``[0]`` = (0, 0) for
-    an empty arboretum)."""
-    if not arboretum:
-        return [0]
-    return sorted(rules.frontier(arboretum))
 
 
 class _Position:
@@ -75,10 +67,11 @@ class _Position:
         q_any = min(sum(unknown_slots[1:]) / pool_size, 1.0)
         pool_set = set(self.pool)
         self.own = PathTables(pv.arboretums[0], species)
-        self.own_frontier = frontier(pv.arboretums[0])
+        self.own_free = rules.frontier(pv.arboretums[0])
+        # the cells to try, ascending ([0]: (0, 0) for the first card, which may go anywhere)
+        self.own_frontier = sorted(self.own_free) or [0]
         self.opp = [PathTables(pv.arboretums[k], species) for k in range(1, n)]
-        self.opp_frontier = [frontier(pv.arboretums[k]) if pv.arboretums[k] else []
-                             for k in range(1, n)]
+        self.opp_frontier = [sorted(rules.frontier(pv.arboretums[k])) for k in range(1, n)]
         self.present = {card >> 3 for card in pv.arboretums[0].values()}
         self.slot = {s: i for i, s in enumerate(species)}
         # per (species slot, I hold its 1): my-win table and per-opponent ">= mine" tables,
@@ -161,7 +154,8 @@ class _Position:
             if c >> 3 == s:
                 total += (c & 7) + 1
         has_one = one in hand
-        cancelled = hand_sum(total, has_one, eight in hand, True)  # if an opponent has the 1
+        # the sum if an opponent has the 1 (only an 8 can lose anything)
+        cancelled = hand_sum(total, has_one, True, True) if eight in hand else total
         q8 = self.q8[i] if cancelled != total else 0.0
         win, ge = self.tables(i, has_one)
         p = (1 - q8) * win[total] + (q8 * win[cancelled] if q8 else 0.0)
@@ -293,9 +287,9 @@ class GreedyAgent(Agent):
         candidates.sort(key=lambda c: -c[0])
         best = (-np.inf, cards[0], cells[0], hand[0])
         for _, x, ci, scores, discards in candidates[:self.lookahead]:
-            after = dict(arboretum)
-            after[cells[ci]] = x
-            gains = pos.future_gains(PathTables(after, pos.species), frontier(after),
+            after, free = dict(arboretum), dict(pos.own_free)
+            place(after, free, cells[ci], x)
+            gains = pos.future_gains(PathTables(after, pos.species), sorted(free),
                                      [c for c in hand if c != x])
             for d, score in zip(discards, scores):
                 future = max((g for y, g in gains.items() if y != d), default=0.0)
