@@ -19,6 +19,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .engine import DECK, NUM_CARDS, NUM_RANKS, GameState, IllegalActionError, Phase, card_name, unpack_cell
+from .engine.rules import jitable
 
 MAX_PLAYERS = 4
 FRAME = 18
@@ -76,17 +77,27 @@ _OF_PHASE = (Decision.DRAW_FIRST, Decision.DRAW_SECOND, None, Decision.DISCARD, 
 every env step)."""
 
 
-def frame_origin(arboretum: Mapping[int, int]) -> tuple[int, int]:
-    """(row, col) of frame cell (0, 0) for this arboretum."""
-    if not arboretum:
+@jitable
+def box_origin(r_min, r_max, c_min, c_max):
+    """(row, col) of frame cell (0, 0) for an arboretum whose cards span rows ``r_min..r_max``
+    and columns ``c_min..c_max``: the box centred in the frame (the extra row or column, if any,
+    after it). An empty box (``r_min > r_max``, an empty arboretum) gives ``(-9, -9)``. Compiles
+    into kernels (``engine.rules.jitable``)."""
+    if r_min > r_max:
         return -(FRAME // 2), -(FRAME // 2)
+    return r_min - (FRAME - (r_max - r_min + 1)) // 2, c_min - (FRAME - (c_max - c_min + 1)) // 2
+
+
+def frame_origin(arboretum: Mapping[int, int]) -> tuple[int, int]:
+    """(row, col) of frame cell (0, 0) for this arboretum (``box_origin`` of its bounding box)."""
+    if not arboretum:
+        return box_origin(0, -1, 0, -1)
     rows, cols = [], []
     for cell in arboretum:
         r, c = unpack_cell(cell)
         rows.append(r)
         cols.append(c)
-    r0, c0 = min(rows), min(cols)
-    return r0 - (FRAME - (max(rows) - r0 + 1)) // 2, c0 - (FRAME - (max(cols) - c0 + 1)) // 2
+    return box_origin(min(rows), max(rows), min(cols), max(cols))
 
 
 def describe(action: int) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -134,3 +136,27 @@ def test_kernels_compile_where_numba_cannot_cache() -> None:
     exec("def twice(x):\n    return 2 * x\n", namespace)  # source file '<string>': no locator
     kernel = jit_playout.compile_kernel(namespace["twice"])
     assert kernel(21) == 42
+
+
+def test_cached_kernels_see_changes_to_the_functions_they_compile_in(tmp_path) -> None:
+    """numba checks a cached kernel against its own file only: ``compile_kernel`` adds the files
+    of the jitable functions it compiles in (``depends``; the engine's ``KERNEL_SOURCES``
+    always), so a changed rule is never served from a stale cache."""
+    (tmp_path / "helper.py").write_text(
+        "from arboretum_env.engine.rules import jitable\n\n@jitable\ndef bonus(x):\n    return x + 1\n")
+    (tmp_path / "kernel.py").write_text(
+        "from arboretum_env.engine.jit_playout import compile_kernel\nfrom helper import bonus\n\n"
+        "def twice(x):\n    return 2 * bonus(x)\n\n"
+        f"twice = compile_kernel(twice, depends=({str(tmp_path / 'helper.py')!r},))\n"
+        "print(twice(1))\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{Path(__file__).resolve().parents[1]}"}
+
+    def run() -> str:
+        return subprocess.run([sys.executable, str(tmp_path / "kernel.py")], capture_output=True,
+                              text=True, env=env, check=True).stdout.strip()
+
+    assert run() == "4"
+    assert run() == "4"  # from the cache
+    (tmp_path / "helper.py").write_text(
+        "from arboretum_env.engine.rules import jitable\n\n@jitable\ndef bonus(x):\n    return x + 10\n")
+    assert run() == "22"

@@ -33,21 +33,14 @@ from typing import Optional
 import numpy as np
 
 from ..actions import DISCARD, DRAW_DECK, DRAW_DISCARD, PLAY_CARD, Decision, cell_id
-from ..engine.cards import CELL_STRIDE, NUM_RANKS, unpack_cell
+from ..engine import rules
+from ..engine.cards import NUM_RANKS, unpack_cell
+from ..engine.paths import PathTables
+from ..engine.rules import EIGHT, NEIGHBOURS, hand_sum, place
 from ..table_view import TableView
 from .base import Agent, legal_actions
-from ..engine.paths import PathTables
 
 _MAX_SUM = sum(range(1, NUM_RANKS + 1))  # 36
-_OFFSETS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
-
-
-def frontier(arboretum) -> list[int]:
-    """Packed empty cells where the next card may go (``[0]`` = (0, 0) for an empty one)."""
-    if not arboretum:
-        return [0]
-    cells = {c + off for c in arboretum for off in _OFFSETS}
-    return sorted(cells.difference(arboretum))
 
 
 class _Position:
@@ -74,10 +67,11 @@ class _Position:
         q_any = min(sum(unknown_slots[1:]) / pool_size, 1.0)
         pool_set = set(self.pool)
         self.own = PathTables(pv.arboretums[0], species)
-        self.own_frontier = frontier(pv.arboretums[0])
+        self.own_free = rules.frontier(pv.arboretums[0])
+        # the cells to try, ascending ([0]: (0, 0) for the first card, which may go anywhere)
+        self.own_frontier = sorted(self.own_free) or [0]
         self.opp = [PathTables(pv.arboretums[k], species) for k in range(1, n)]
-        self.opp_frontier = [frontier(pv.arboretums[k]) if pv.arboretums[k] else []
-                             for k in range(1, n)]
+        self.opp_frontier = [sorted(rules.frontier(pv.arboretums[k])) for k in range(1, n)]
         self.present = {card >> 3 for card in pv.arboretums[0].values()}
         self.slot = {s: i for i, s in enumerate(species)}
         # per (species slot, I hold its 1): my-win table and per-opponent ">= mine" tables,
@@ -107,18 +101,20 @@ class _Position:
         if cached is not None:
             return cached
         pv, n, s = self.pv, self.pv.num_players, self.species[i]
-        one, eight = s * NUM_RANKS, s * NUM_RANKS + NUM_RANKS - 1
+        one = s * NUM_RANKS
         unseen = self._unseen(s)
         win = np.ones(_MAX_SUM + 1)
         ge_tables = []
         for k in range(1, n):
+            # another player's 1 (mine, or one known in a third hand) cancels their 8
             cancel8 = has_one or any(one in pv.known[j] for j in range(1, n) if j != k)
-            known = sum((c & 7) + 1 for c in pv.known[k]
-                        if c >> 3 == s and not (c == eight and cancel8))
+            eight_value = hand_sum(NUM_RANKS, False, True, cancel8)  # what their 8 adds
+            known = sum(eight_value if c & 7 == EIGHT else (c & 7) + 1
+                        for c in pv.known[k] if c >> 3 == s)
             dist = np.zeros(_MAX_SUM + 1)
             dist[min(known, _MAX_SUM)] = 1.0
             for c in unseen:
-                r = 0 if (c == eight and cancel8) else (c & 7) + 1
+                r = eight_value if c & 7 == EIGHT else (c & 7) + 1
                 q = self._card_q(k, i, c & 7)
                 if r and q:
                     shifted = np.zeros_like(dist)
@@ -152,20 +148,22 @@ class _Position:
     def species_rights(self, i: int, hand) -> tuple[float, float]:
         """``rights`` for species slot ``i`` only."""
         s = self.species[i]
-        one, eight = s * NUM_RANKS, s * NUM_RANKS + NUM_RANKS - 1
+        one, eight = s * NUM_RANKS, s * NUM_RANKS + EIGHT
         total = 0
         for c in hand:
             if c >> 3 == s:
                 total += (c & 7) + 1
         has_one = one in hand
-        q8 = self.q8[i] if (eight in hand and not has_one) else 0.0
+        # the sum if an opponent has the 1 (only an 8 can lose anything)
+        cancelled = hand_sum(total, has_one, True, True) if eight in hand else total
+        q8 = self.q8[i] if cancelled != total else 0.0
         win, ge = self.tables(i, has_one)
-        p = (1 - q8) * win[total] + (q8 * win[total - 8] if q8 else 0.0)
+        p = (1 - q8) * win[total] + (q8 * win[cancelled] if q8 else 0.0)
         opp_points = 0.0
         for k, best in enumerate(self.opp_paths[i]):
             if best:
                 g = ge[k]
-                opp_points += best * ((1 - q8) * g[total] + (q8 * g[total - 8] if q8 else 0.0))
+                opp_points += best * ((1 - q8) * g[total] + (q8 * g[cancelled] if q8 else 0.0))
         return float(p), opp_points
 
     def own_values(self, points: list[int], extra_species: int = -1) -> list[float]:
@@ -270,7 +268,7 @@ class GreedyAgent(Agent):
         cells = pos.own_frontier
         arboretum = pos.pv.arboretums[0]
         penalty = {d: pos.give_away(d) for d in hand}
-        adjacency = np.array([self.compact * sum((c + off) in arboretum for off in _OFFSETS)
+        adjacency = np.array([self.compact * sum((c + off) in arboretum for off in NEIGHBOURS)
                               for c in cells])
         candidates = []  # (immediate best, card, cell index, scores over discards, discards)
         for x in cards:
@@ -289,9 +287,9 @@ class GreedyAgent(Agent):
         candidates.sort(key=lambda c: -c[0])
         best = (-np.inf, cards[0], cells[0], hand[0])
         for _, x, ci, scores, discards in candidates[:self.lookahead]:
-            after = dict(arboretum)
-            after[cells[ci]] = x
-            gains = pos.future_gains(PathTables(after, pos.species), frontier(after),
+            after, free = dict(arboretum), dict(pos.own_free)
+            place(after, free, cells[ci], x)
+            gains = pos.future_gains(PathTables(after, pos.species), sorted(free),
                                      [c for c in hand if c != x])
             for d, score in zip(discards, scores):
                 future = max((g for y, g in gains.items() if y != d), default=0.0)

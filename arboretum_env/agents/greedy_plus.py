@@ -37,6 +37,7 @@ import numpy as np
 
 from ..actions import DISCARD, DRAW_DECK, DRAW_DISCARD, PLAY_CARD, Decision, cell_id
 from ..engine.cards import unpack_cell
+from ..engine.rules import EIGHT, ONE, hand_sum
 from ..table_view import TableView
 from .base import legal_actions
 from .greedy import GreedyAgent, _Position
@@ -242,8 +243,8 @@ class _FinalEvaluator:
                 if i is None:
                     continue
                 sums[:, i] += (c & 7) + 1
-                one[:, i] |= (c & 7) == 0
-                eight[:, i] |= (c & 7) == 7
+                one[:, i] |= (c & 7) == ONE
+                eight[:, i] |= (c & 7) == EIGHT
             if u:
                 spc = cards >> 3
                 rank = (cards & 7) + 1
@@ -274,13 +275,14 @@ class _FinalEvaluator:
             if i is None:
                 continue
             raw[i] += (c & 7) + 1
-            has_one[i] |= (c & 7) == 0
-            has_eight[i] |= (c & 7) == 7
-        mine = raw[None, :] - 8.0 * (has_eight & ~has_one)[None, :] * self.any_opp_one
+            has_one[i] |= (c & 7) == ONE
+            has_eight[i] |= (c & 7) == EIGHT
+        mine = hand_sum(raw[None, :], has_one[None, :], has_eight[None, :], self.any_opp_one)
         my_right = np.ones((self.S, ns), dtype=bool)
         opp_sums = []
         for k, sums in enumerate(self.opp_sum):
-            theirs = sums - 8.0 * (self.opp_eight[k] & ~self.opp_one[k] & (has_one[None, :] | self._other_one(k)))
+            theirs = hand_sum(sums, self.opp_one[k], self.opp_eight[k],
+                              has_one[None, :] | self._other_one(k))
             my_right &= mine >= theirs
             opp_sums.append(theirs)
         top_other = None

@@ -35,6 +35,7 @@ CELL_STRIDE = 256
 CELL_LIMIT = 100
 """Engine coordinates stay within +-CELL_LIMIT so that packing is unambiguous."""
 
+
 def make_card(species: int, rank: int) -> int:
     return species * NUM_RANKS + rank - 1
 

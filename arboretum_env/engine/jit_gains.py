@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit_playout import available, compile_kernel
+from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, next_cell, path_points, start_bonus
 
 
 def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma: no cover - compiled
@@ -30,7 +31,8 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
         at[i] = (c // frame + 1) * w + c % frame + 1
         slot[at[i]] = i
     species, rank = card >> 3, card & 7
-    near = (-w, 1, w, -1)
+    # offsets of the four neighbours in the padded frame, in rules.next_cell's order
+    near = (next_cell(0, 0, w), next_cell(0, 1, w), next_cell(0, 2, w), next_cell(0, 3, w))
     # forward below the card's rank: mixed paths from a species card (length + start bonus),
     # all-species runs, all-species runs from a 1
     mix_in = np.zeros(k, np.int64)
@@ -46,7 +48,7 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
                 continue
             own = cards[i] >> 3 == species
             ext = 0
-            length, length_one = 1, 1 if r == 0 else 0
+            length, length_one = 1, 1 if r == ONE else 0
             for d in near:
                 n = slot[at[i] + d]
                 if n < 0 or cards[n] & 7 >= r:
@@ -61,17 +63,17 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
             if ext:
                 mix_in[i] = ext + 1
             elif own:
-                mix_in[i] = 2 if r == 0 else 1
+                mix_in[i] = 1 + start_bonus(r)
             if own:
                 pure_in[i] = length
                 one_in[i] = length_one
-    for r in range(7, rank, -1):
+    for r in range(EIGHT, rank, -1):
         for i in range(k):
             if cards[i] & 7 != r:
                 continue
             own = cards[i] >> 3 == species
             ext = 0
-            length, length_eight = 1, 1 if r == 7 else 0
+            length, length_eight = 1, 1 if r == EIGHT else 0
             for d in near:
                 n = slot[at[i] + d]
                 if n < 0 or cards[n] & 7 <= r:
@@ -86,13 +88,13 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
             if ext:
                 mix_out[i] = ext + 1
             elif own:
-                mix_out[i] = 3 if r == 7 else 1
+                mix_out[i] = 1 + end_bonus(r)
             if own:
                 pure_out[i] = length
                 eight_out[i] = length_eight
-    start_self = 2 if rank == 0 else 1
-    end_self = 2 if rank == 7 else 0
-    start_bonus = 1 if rank == 0 else 0
+    start_self = 1 + start_bonus(rank)  # the card alone, as the start of a path
+    end_self = end_bonus(rank)
+    one, eight = rank == ONE, rank == EIGHT
     top = values.shape[0] - 1
     for row in range(frame):
         for col in range(frame):
@@ -127,20 +129,20 @@ def frame_gains(cells, cards, card, old, frame, out, offset, values):  # pragma:
                 if e_ext and start_self + e_ext > best:
                     best = start_self + e_ext
                 length = pa + 1 + pb
-                if length >= 4 and 2 * length + start_bonus + end_self > best:
-                    best = 2 * length + start_bonus + end_self
+                if length >= PURE_LENGTH:
+                    best = max(best, path_points(length, True, one, eight))
                 if pa1:
                     length = pa1 + 1 + pb
-                    if length >= 4 and 2 * length + 1 + end_self > best:
-                        best = 2 * length + 1 + end_self
+                    if length >= PURE_LENGTH:
+                        best = max(best, path_points(length, True, True, eight))
                 if pb8:
                     length = pa + 1 + pb8
-                    if length >= 4 and 2 * length + start_bonus + 2 > best:
-                        best = 2 * length + start_bonus + 2
+                    if length >= PURE_LENGTH:
+                        best = max(best, path_points(length, True, one, True))
                 if pa1 and pb8:
                     length = pa1 + 1 + pb8
-                    if length >= 4 and 2 * length + 3 > best:
-                        best = 2 * length + 3
+                    if length >= PURE_LENGTH:
+                        best = max(best, path_points(length, True, True, True))
             gain = best - old if best > old else 0
             out[offset + row * frame + col] = values[min(gain, top)]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit_playout import available, compile_kernel
+from .rules import EIGHT, ONE, PURE_LENGTH, end_bonus, next_cell, path_points, start_bonus
 
 MAX_PATH = 8
 ROW_WIDTH = 2 + 2 * MAX_PATH
@@ -39,13 +40,11 @@ def best_paths(cells, cards, species):  # pragma: no cover - compiled
     at = np.empty(k, np.int64)  # index of each card's cell in ``slot``
     for i in range(k):
         at[i] = (rows[i] - r0 + 1) * width + cols[i] - c0 + 1
-    # neighbours in path_of's order (north, east, south, west): -1 where empty
+    # neighbours in path_of's order (rules.next_cell's): -1 where empty
     near = np.empty((k, 4), np.int64)
     for i in range(k):
-        near[i, 0] = slot[at[i] - width]
-        near[i, 1] = slot[at[i] + 1]
-        near[i, 2] = slot[at[i] + width]
-        near[i, 3] = slot[at[i] - 1]
+        for d in range(4):
+            near[i, d] = slot[next_cell(at[i], d, width)]
     # the cards in rank-bucket order: by rank, then insertion order
     order = np.empty(k, np.int64)
     m = 0
@@ -87,15 +86,15 @@ def best_paths(cells, cards, species):  # pragma: no cover - compiled
                     ext = mix[n]
             if ext:
                 mix[i] = ext + 1
-                if own:
-                    pts = ext + 3 if rank == 7 else ext + 1
+                if own:  # a mixed path ends here: its lower part, this card, its end bonus
+                    pts = ext + 1 + end_bonus(rank)
                     if pts > best:
                         best, end, kind = pts, i, _MIX
             elif own:
-                mix[i] = 2 if rank == 0 else 1
+                mix[i] = 1 + start_bonus(rank)
             if own:
                 length = 1
-                length_one = 1 if rank == 0 else 0
+                length_one = 1 if rank == ONE else 0
                 for d in range(4):
                     n = near[i, d]
                     if n >= 0 and (cards[n] & 7) < rank and cards[n] >> 3 == s:
@@ -105,12 +104,14 @@ def best_paths(cells, cards, species):  # pragma: no cover - compiled
                             length_one = pure_one[n] + 1
                 pure[i] = length
                 pure_one[i] = length_one
-                if length >= 4:
-                    bonus = 2 if rank == 7 else 0
-                    if 2 * length + bonus > best:
-                        best, end, kind = 2 * length + bonus, i, _PURE
-                    if length_one >= 4 and 2 * length_one + 1 + bonus > best:
-                        best, end, kind = 2 * length_one + 1 + bonus, i, _PURE_ONE
+                if length >= PURE_LENGTH:
+                    pts = path_points(length, True, False, rank == EIGHT)
+                    if pts > best:
+                        best, end, kind = pts, i, _PURE
+                    if length_one >= PURE_LENGTH:
+                        pts = path_points(length_one, True, True, rank == EIGHT)
+                        if pts > best:
+                            best, end, kind = pts, i, _PURE_ONE
         if end < 0:
             continue
         table = mix if kind == _MIX else pure if kind == _PURE else pure_one

@@ -10,17 +10,22 @@ leave the Generator in the same state (tests/test_engine_jit.py checks this on m
 
 The workspace is one ``int64`` array (offsets from ``_offsets``) and an ``int8`` grid per
 player: ``grid[p, cell + GRID_OFFSET]`` is 0 for an empty cell, 1 for a frontier cell and
-``2 + card`` for a card (rows and columns -128..127). Frontier cells are kept in the dict's
-insertion order. The grids are kept between playouts (one set per thread and player count,
-``grids``) and cleared cell by cell at the end of each, which is much cheaper than a fresh
-64 KiB per player. Without numba ``available`` is False and the interpreted playout is used.
+``2 + card`` for a card (rows and columns -128..127). Frontier cells are kept in the order
+``rules.place`` gives the state's frontier dict (neighbours from ``rules.neighbour``). The
+grids are kept between playouts (one set per thread and player count, ``grids``) and cleared
+cell by cell at the end of each, which is much cheaper than a fresh 64 KiB per player.
+Without numba ``available`` is False and the interpreted playout is used.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
+
+from .rules import neighbour
 
 try:  # numba is a dependency, but the engine also runs (slower) without it
     from numba import njit
@@ -52,13 +57,34 @@ _DECK = -1
 _local = threading.local()
 
 
-def compile_kernel(fn, **options):
+KERNEL_SOURCES = tuple(str(Path(__file__).with_name(name))
+                       for name in ("rules.py", "jit_paths.py", "jit_gains.py"))
+"""Engine files whose functions other kernels compile in (``rules``' functions, ``best_paths``,
+``frame_gains``): a cached kernel is stale when one of them changes."""
+
+
+def compile_kernel(fn, depends=(), **options):
     """``numba.njit`` with its on-disk cache (compiled once per machine), or without the cache
-    where numba finds no writable place for it (a read-only install and no user cache)."""
+    where numba finds no writable place for it (a read-only install and no user cache).
+
+    numba checks a cached kernel against its own source file only, not against the functions
+    from other files that it compiles in; so the cache's stamp here also covers
+    ``KERNEL_SOURCES`` and the files ``depends`` names (the callers' own jitable helpers): a
+    change to any of them recompiles the kernel."""
     try:
-        return njit(cache=True, **options)(fn)
+        kernel = njit(cache=True, **options)(fn)
     except RuntimeError:  # "cannot cache function ...: no locator available"
         return njit(**options)(fn)
+    try:
+        cache_file = kernel._cache._cache_file  # numba internals: without them, numba's own stamp
+        stamps = [cache_file._source_stamp]
+        for path in (*KERNEL_SOURCES, *depends):
+            st = os.stat(path)
+            stamps.append((st.st_mtime, st.st_size))
+        cache_file._source_stamp = tuple(stamps)
+    except (AttributeError, OSError):  # pragma: no cover - another numba, or a missing file
+        pass
+    return kernel
 
 
 def grids(num_players: int) -> np.ndarray:
@@ -239,7 +265,7 @@ def _turns(uniforms, work, grid, n):  # pragma: no cover - compiled
             work[known + p * _CARDS + card] = 0
             grid[p, cell + GRID_OFFSET] = 2 + card
             for d in range(4):
-                nb = cell - 256 if d == 0 else cell + 1 if d == 1 else cell + 256 if d == 2 else cell - 1
+                nb = neighbour(cell, d)
                 if grid[p, nb + GRID_OFFSET] == 0:
                     grid[p, nb + GRID_OFFSET] = 1
                     work[f + work[frontier_len + p]] = nb

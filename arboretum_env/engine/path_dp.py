@@ -7,7 +7,9 @@ them (the best path starting at each card). ``best_path`` (the scorer's, with th
 cells) reads its cells back from ``forward``'s tables; ``best_points`` gives every species'
 points; ``placement_gains`` joins a forward and a backward pass to price a card on each free
 cell. Arboretums are ``dict[packed cell, card]`` (see :mod:`.cards`); ranks here are 0-based.
-The tests check all of it against a brute-force enumeration of paths.
+A path's points (the bonuses, the doubling) come from :mod:`.rules`, as in every other DP of
+the engine (``paths``, ``jit_paths``, ``jit_gains``). The tests check all of it against a
+brute-force enumeration of paths.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from .cards import CELL_STRIDE, NUM_SPECIES
+from .rules import EIGHT, NEIGHBOURS, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
 
 MIX, PURE, PURE_ONE = 0, 1, 2
 """Which table of ``forward`` holds the best path: mixed, all-species, all-species from a 1."""
@@ -75,14 +78,14 @@ def forward(arboretum, buckets, species: int, low: int, high: int):
                     ext = v
             if ext:
                 mix[cell] = ext + 1
-                if own:
-                    pts = ext + 3 if rank == 7 else ext + 1
+                if own:  # a mixed path ends here: its lower part, this card, its end bonus
+                    pts = ext + 1 + end_bonus(rank)
                     if pts > best:
                         best, end, kind = pts, cell, MIX
             elif own:
-                mix[cell] = 2 if rank == 0 else 1
+                mix[cell] = 1 + start_bonus(rank)
             if own:
-                length, length_one = 1, (1 if rank == 0 else 0)
+                length, length_one = 1, (1 if rank == ONE else 0)
                 for n in lower:
                     if (arboretum[n] >> 3) == species:
                         v = pure[n] + 1
@@ -94,12 +97,14 @@ def forward(arboretum, buckets, species: int, low: int, high: int):
                 pure[cell] = length
                 if length_one:
                     pure_one[cell] = length_one
-                if length >= 4:
-                    bonus = 2 if rank == 7 else 0
-                    if 2 * length + bonus > best:
-                        best, end, kind = 2 * length + bonus, cell, PURE
-                    if length_one >= 4 and 2 * length_one + 1 + bonus > best:
-                        best, end, kind = 2 * length_one + 1 + bonus, cell, PURE_ONE
+                if length >= PURE_LENGTH:
+                    pts = path_points(length, True, False, rank == EIGHT)
+                    if pts > best:
+                        best, end, kind = pts, cell, PURE
+                    if length_one >= PURE_LENGTH:
+                        pts = path_points(length_one, True, True, rank == EIGHT)
+                        if pts > best:
+                            best, end, kind = pts, cell, PURE_ONE
     return mix, pure, pure_one, best, end, kind
 
 
@@ -121,9 +126,9 @@ def backward(arboretum, buckets, species: int, low: int, high: int):
             if ext:
                 mix[cell] = ext + 1
             elif own:
-                mix[cell] = 3 if rank == 7 else 1
+                mix[cell] = 1 + end_bonus(rank)
             if own:
-                length, length_eight = 1, (1 if rank == 7 else 0)
+                length, length_eight = 1, (1 if rank == EIGHT else 0)
                 for m in higher:
                     if (arboretum[m] >> 3) == species:
                         v = pure[m] + 1
@@ -188,7 +193,8 @@ def path_of(arboretum: Mapping[int, int], tables, species: int) -> tuple[int, tu
     value = table[cell]
     while value > 1:
         rank = arboretum[cell] & 7
-        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+        for offset in NEIGHBOURS:
+            n = cell + offset
             other = arboretum.get(n)
             if (other is not None and (other & 7) < rank and table.get(n, 0) == value - 1
                     and (not own_only or other >> 3 == species)):
@@ -219,15 +225,16 @@ def placement_gains(arboretum: Mapping[int, int], card: int, cells, buckets=None
     old = (points if points is not None else best_points(arboretum, buckets))[species]
     mix_in, pure_in, one_in = forward(arboretum, buckets, species, min(ranks), rank - 1)[:3]
     mix_out, pure_out, eight_out = backward(arboretum, buckets, species, rank + 1, max(ranks))
-    start_self = 2 if rank == 0 else 1
-    end_self = 2 if rank == 7 else 0
-    start_bonus = 1 if rank == 0 else 0
+    start_self = 1 + start_bonus(rank)  # the card alone, as the start of a path
+    end_self = end_bonus(rank)
+    one, eight = rank == ONE, rank == EIGHT
     get = arboretum.get
     gains = {}
     for cell in cells:
         a_ext = e_ext = 0
         pa = pa1 = pb = pb8 = 0
-        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+        for offset in NEIGHBOURS:
+            n = cell + offset
             other = get(n)
             if other is None:
                 continue
@@ -260,13 +267,16 @@ def placement_gains(arboretum: Mapping[int, int], card: int, cells, buckets=None
             best = a_ext + 1 + (e_ext if e_ext else end_self)
         if e_ext and start_self + e_ext > best:
             best = start_self + e_ext
-        if pa + 1 + pb >= 4 or (pa1 and pa1 + 1 + pb >= 4) or (pb8 and pa + 1 + pb8 >= 4):
-            for length, bonus in ((pa + 1 + pb, start_bonus + end_self),
-                                  (pa1 + 1 + pb if pa1 else 0, 1 + end_self),
-                                  (pa + 1 + pb8 if pb8 else 0, start_bonus + 2),
-                                  (pa1 + 1 + pb8 if pa1 and pb8 else 0, 3)):
-                if length >= 4 and 2 * length + bonus > best:
-                    best = 2 * length + bonus
+        if (pa + 1 + pb >= PURE_LENGTH or (pa1 and pa1 + 1 + pb >= PURE_LENGTH)
+                or (pb8 and pa + 1 + pb8 >= PURE_LENGTH)):
+            for length, from_one, to_eight in ((pa + 1 + pb, one, eight),
+                                               (pa1 + 1 + pb if pa1 else 0, True, eight),
+                                               (pa + 1 + pb8 if pb8 else 0, one, True),
+                                               (pa1 + 1 + pb8 if pa1 and pb8 else 0, True, True)):
+                if length >= PURE_LENGTH:
+                    pts = path_points(length, True, from_one, to_eight)
+                    if pts > best:
+                        best = pts
         gains[cell] = best - old if best > old else 0
     return gains
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from .cards import CELL_STRIDE
+from .cards import NUM_RANKS
+from .rules import EIGHT, NEIGHBOURS, ONE, PURE_LENGTH, end_bonus, path_points, start_bonus
 from .scoring import best_path
 
-_OFFSETS = (-CELL_STRIDE, 1, CELL_STRIDE, -1)
-
-
-def _pure(length: int) -> int:
-    return 2 * length if length >= 4 else length
+_OFFSETS = NEIGHBOURS
+_FIRST = tuple(1 + start_bonus(rank) for rank in range(NUM_RANKS))
+_LAST = tuple(1 + end_bonus(rank) for rank in range(NUM_RANKS))
+"""Per 0-based rank: a card's points as the first (last) card of a path, its start (end) bonus
+included (looked up on the hot path of ``improvements`` instead of calling ``rules``)."""
 
 
 class PathTables:
@@ -68,7 +69,7 @@ class PathTables:
                 for si, v in down[n].items():
                     if v + 1 > here.get(si, 0):
                         here[si] = v + 1
-            a, o = 1, 1 if rank == 0 else 0
+            a, o = 1, 1 if rank == ONE else 0
             for n in lower[cell]:
                 if arboretum[n] >> 3 == s:
                     if pure_down[n] + 1 > a:
@@ -77,8 +78,10 @@ class PathTables:
                     if v and v + 1 > o:
                         o = v + 1
             si = index.get(s)
-            if si is not None and here.get(si, 0) < (2 if rank == 0 else 1):
-                here[si] = 2 if rank == 0 else 1
+            if si is not None:  # a path may start here: the card and its start bonus
+                v = _FIRST[rank]
+                if here.get(si, 0) < v:
+                    here[si] = v
             down[cell], pure_down[cell], pure_down1[cell] = here, a, o
         self.up = up = {}
         self.pure_up = pure_up = {}
@@ -91,7 +94,7 @@ class PathTables:
                 for si, v in up[n].items():
                     if v + 1 > here.get(si, 0):
                         here[si] = v + 1
-            a, e = 1, 1 if rank == 7 else 0
+            a, e = 1, 1 if rank == EIGHT else 0
             for n in higher[cell]:
                 if arboretum[n] >> 3 == s:
                     if pure_up[n] + 1 > a:
@@ -100,8 +103,10 @@ class PathTables:
                     if v and v + 1 > e:
                         e = v + 1
             si = index.get(s)
-            if si is not None and here.get(si, 0) < (3 if rank == 7 else 1):
-                here[si] = 3 if rank == 7 else 1
+            if si is not None:  # a path may end here: the card and its end bonus
+                v = _LAST[rank]
+                if here.get(si, 0) < v:
+                    here[si] = v
             up[cell], pure_up[cell], pure_up8[cell] = here, a, e
 
     def through(self, cell: int, card: int) -> list[int]:
@@ -155,11 +160,15 @@ class PathTables:
             return out
         p, u = pre.get(ti, 0), post.get(ti, 0)
         best = out.get(ti, base[ti])
-        if u and (2 if rank == 0 else 1) + u > best:
-            best = (2 if rank == 0 else 1) + u
-        if p and p + 1 + (2 if rank == 7 else 0) > best:
-            best = p + 1 + (2 if rank == 7 else 0)
-        da, d1 = 1, 1 if rank == 0 else 0
+        if u:  # a mixed path from the new card up
+            v = _FIRST[rank] + u
+            if v > best:
+                best = v
+        if p:  # a mixed path up to the new card
+            v = p + _LAST[rank]
+            if v > best:
+                best = v
+        da, d1 = 1, 1 if rank == ONE else 0
         for n in lo:
             if arboretum[n] >> 3 == s:
                 if self.pure_down[n] + 1 > da:
@@ -167,7 +176,7 @@ class PathTables:
                 v = self.pure_down1[n]
                 if v and v + 1 > d1:
                     d1 = v + 1
-        ua, u8 = 0, (0 if rank == 7 else -1)  # u8 -1: no all-species way up to an 8
+        ua, u8 = 0, (0 if rank == EIGHT else -1)  # u8 -1: no all-species way up to an 8
         for n in hi:
             if arboretum[n] >> 3 == s:
                 if self.pure_up[n] > ua:
@@ -175,14 +184,14 @@ class PathTables:
                 v = self.pure_up8[n]
                 if v and v > u8:
                     u8 = v
-        if da + ua >= 4:
-            best = max(best, _pure(da + ua))
-        if u8 >= 0 and da + u8 >= 4:
-            best = max(best, _pure(da + u8) + 2)
-        if d1 and da + ua >= 4 and d1 + ua >= 4:
-            best = max(best, _pure(d1 + ua) + 1)
-        if d1 and u8 >= 0 and d1 + u8 >= 4:
-            best = max(best, _pure(d1 + u8) + 3)
+        if da + ua >= PURE_LENGTH:
+            best = max(best, path_points(da + ua, True, False, False))
+        if u8 >= 0 and da + u8 >= PURE_LENGTH:
+            best = max(best, path_points(da + u8, True, False, True))
+        if d1 and da + ua >= PURE_LENGTH and d1 + ua >= PURE_LENGTH:
+            best = max(best, path_points(d1 + ua, True, True, False))
+        if d1 and u8 >= 0 and d1 + u8 >= PURE_LENGTH:
+            best = max(best, path_points(d1 + u8, True, True, True))
         if best > base[ti]:
             out[ti] = best
         return out

@@ -12,8 +12,9 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from . import jit_paths
-from .cards import NUM_RANKS, SPECIES, unpack_cell
+from .cards import SPECIES, unpack_cell
 from .path_dp import best_path, forward, path_of, rank_buckets, species_ranges  # noqa: F401 (best_path)
+from .rules import EIGHT, ONE, hand_sum
 
 Arboretum = Mapping[int, int]
 
@@ -76,15 +77,14 @@ def hand_sums(hands: Sequence[Iterable[int]]) -> list[list[int]]:
     for hand, row in zip(hands, sums):
         for card in hand:
             row[card >> 3] += (card & 7) + 1
-            if card & 7 == 0:
+            if card & 7 == ONE:
                 ones[card >> 3] += 1
     for hand, row in zip(hands, sums):
         for card in hand:
-            if card & 7 == NUM_RANKS - 1:
+            if card & 7 == EIGHT:
                 s = card >> 3
-                own_one = (card - 7) in hand
-                if ones[s] > own_one:  # another player holds the 1: this 8 counts 0
-                    row[s] -= NUM_RANKS
+                own_one = (card - EIGHT + ONE) in hand
+                row[s] = hand_sum(row[s], own_one, True, ones[s] > own_one)
     return sums
 
 

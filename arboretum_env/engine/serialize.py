@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from ..errors import UserError
 
-from .cards import CELL_LIMIT, CELL_STRIDE, NUM_CARDS, NUM_RANKS, pack_cell
+from .cards import CELL_LIMIT, NUM_CARDS, NUM_RANKS, pack_cell
 from .config import ConfigError, GameConfig
-from .state import GameState, Phase, place
+from .rules import NEIGHBOURS, place
+from .state import GameState, Phase
 
 
 class StateFormatError(UserError, ValueError):
@@ -41,7 +42,8 @@ def _placement_order(cells: list, p: int) -> list[int]:
     start = pack_cell(cells[0][0], cells[0][1])
     order, seen = [start], {start}
     for cell in order:
-        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
+        for offset in NEIGHBOURS:
+            n = cell + offset
             if n in by_cell and n not in seen:
                 seen.add(n)
                 order.append(n)

@@ -24,6 +24,7 @@ from .cards import (
     unpack_cell,
 )
 from .config import GameConfig
+from .rules import place
 
 DECK = -1
 """Draw source meaning the deck; a player index means that player's discard pile."""
@@ -322,16 +323,6 @@ class GameState:
             "last_turn": self.last_turn,
             "history": [list(a) for a in self.history],
         }
-
-
-def place(arboretum: dict[int, int], frontier: dict[int, None], cell: int, card: int) -> None:
-    """Put ``card`` on ``cell`` and update the frontier incrementally (no legality check)."""
-    if arboretum:
-        del frontier[cell]
-    arboretum[cell] = card
-    for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
-        if n not in arboretum:
-            frontier[n] = None
 
 
 @functools.lru_cache(maxsize=512)
