@@ -33,8 +33,8 @@ import numpy as np
 
 from .actions import FRAME, FRAME_CELLS, MAX_PLAYERS, Decision, frame_origin
 from .engine import NUM_CARDS, NUM_SPECIES, unpack_cell
-from .engine.cards import CELL_STRIDE
 from .engine.path_dp import best_points, placement_gains
+from .engine.rules import frontier
 from .engine.scoring import hand_sums
 from .table_view import TableView
 
@@ -142,12 +142,6 @@ def _section(out: np.ndarray, name: str, width: int) -> np.ndarray:
     writes."""
     assert WIDTHS[name] == width, (name, WIDTHS[name], width)
     return out[OFFSETS[name]:OFFSETS[name] + width]
-
-
-def frontier(arboretum) -> set[int]:
-    """Empty cells (packed) orthogonally next to a card of ``arboretum``."""
-    return {n for cell in arboretum for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1)
-            if n not in arboretum}
 
 
 def encode(tv: TableView, out: Optional[np.ndarray] = None) -> np.ndarray:

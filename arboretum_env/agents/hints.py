@@ -34,8 +34,8 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, Decision
 from ..engine import NUM_CARDS
-from ..engine.cards import CELL_STRIDE
 from ..engine.paths import PathTables
+from ..engine.rules import frontier
 from ..errors import UserError
 from ..table_view import TableView
 from .greedy import GreedyAgent
@@ -179,13 +179,9 @@ class HintWriter:
 
 
 def free_cells(arboretum: Mapping[int, int]) -> list[int]:
-    """Empty cells orthogonally next to the arboretum (packed), in a fixed order."""
-    cells = {}
-    for cell in arboretum:
-        for n in (cell - CELL_STRIDE, cell + 1, cell + CELL_STRIDE, cell - 1):
-            if n not in arboretum:
-                cells[n] = None
-    return list(cells)
+    """Empty cells orthogonally next to the arboretum (packed), in a fixed order (the frontier's,
+    ``engine.rules.frontier``)."""
+    return list(frontier(arboretum))
 
 
 def with_hints(observation: np.ndarray, tv: TableView, writer: "HintWriter",

@@ -19,6 +19,8 @@ from ..actions import DISCARD, DRAW_DISCARD, FRAME, FRAME_CELLS, PLAY_CARD, PLAY
 from ..engine import NUM_CARDS, NUM_SPECIES
 from ..engine.jit_gains import frame_gains
 from ..engine.jit_playout import available, compile_kernel
+from .. import actions as _actions
+from ..engine.rules import hand_sum, next_cell
 from ..observation import (
     COUNT_SCALE,
     DECK_SCALE,
@@ -58,6 +60,10 @@ from .table import (
     T_TURN,
 )
 from .table import decision as game_decision
+from . import table as _table
+
+_NEAR = tuple(next_cell(0, d, FRAME + 2) for d in range(4))
+"""Offsets of a cell's four neighbours in the frame with a border (``rules.next_cell``'s order)."""
 
 # (numba freezes module constants, the observation offsets included, into the kernels)
 _O_PLAYERS, _O_DECISION, _O_TO_MOVE = OFFSETS["player_count"], OFFSETS["decision"], OFFSETS["to_move"]
@@ -185,10 +191,11 @@ def encode(t, out, observer, dirty):  # pragma: no cover - compiled
         for s in range(NUM_SPECIES):
             bit = k * NUM_SPECIES + s
             if eights >> bit & 1:
+                elsewhere = False
                 for other in range(n):
                     if other != k and ones >> (other * NUM_SPECIES + s) & 1:
-                        sums[k, s] -= 8
-                        break
+                        elsewhere = True
+                sums[k, s] = hand_sum(sums[k, s], ones >> bit & 1, 1, elsewhere)
     for s in range(NUM_SPECIES):
         if not species >> s & 1:
             continue
@@ -260,7 +267,7 @@ def write_mask(t, mask):  # pragma: no cover - compiled
             at[j] = (row - r0 + 1) * (FRAME + 2) + cell - (row << 8) - c0 + 1
             taken[at[j]] = True
         for j in range(size):
-            for d in (-(FRAME + 2), 1, FRAME + 2, -1):
+            for d in _NEAR:
                 a = at[j] + d
                 if not taken[a]:
                     row, col = a // (FRAME + 2) - 1, a % (FRAME + 2) - 1
@@ -294,9 +301,10 @@ def masks(tables, out):  # pragma: no cover - compiled
 
 
 if available:
+    _DEPENDS = (_actions.__file__, _table.__file__)  # box_origin and table's kernels, compiled in
     _put = compile_kernel(_put, inline="always")
-    encode = compile_kernel(encode)
-    observe_sparse = compile_kernel(observe_sparse)
-    write_mask = compile_kernel(write_mask)
-    observe = compile_kernel(observe)
-    masks = compile_kernel(masks)
+    encode = compile_kernel(encode, depends=_DEPENDS)
+    observe_sparse = compile_kernel(observe_sparse, depends=_DEPENDS)
+    write_mask = compile_kernel(write_mask, depends=_DEPENDS)
+    observe = compile_kernel(observe, depends=_DEPENDS)
+    masks = compile_kernel(masks, depends=_DEPENDS)

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import DISCARD, DRAW_DISCARD, FRAME, NUM_ACTIONS, PLAY_CARD, PLAY_CELL, Decision
+from .. import actions as _actions
+from ..actions import DISCARD, DRAW_DISCARD, FRAME, NUM_ACTIONS, PLAY_CARD, PLAY_CELL, Decision, box_origin
 from ..engine import NUM_CARDS, NUM_SPECIES, GameState, Phase
 from ..engine.jit_paths import best_paths
 from ..engine.jit_playout import available, compile_kernel
+from ..engine.rules import hand_sum
 
 SEATS = 4
 # scalars
@@ -130,8 +132,9 @@ def refresh_arboretum(t, p):  # pragma: no cover - compiled
         t[T_POINTS + p * NUM_SPECIES + s] = 0
         t[T_COUNTS + p * NUM_SPECIES + s] = 0
     if k == 0:
-        t[T_ORIGIN + 2 * p] = -(FRAME // 2)
-        t[T_ORIGIN + 2 * p + 1] = -(FRAME // 2)
+        r0, c0 = box_origin(0, -1, 0, -1)
+        t[T_ORIGIN + 2 * p] = r0
+        t[T_ORIGIN + 2 * p + 1] = c0
         return True
     cells = t[T_CELLS + p * NUM_CARDS:T_CELLS + p * NUM_CARDS + k].copy()
     cards = t[T_CARDS + p * NUM_CARDS:T_CARDS + p * NUM_CARDS + k].copy()
@@ -143,8 +146,9 @@ def refresh_arboretum(t, p):  # pragma: no cover - compiled
         r_min, r_max = min(r_min, row), max(r_max, row)
         c_min, c_max = min(c_min, col), max(c_max, col)
         t[T_COUNTS + p * NUM_SPECIES + (cards[i] >> 3)] += 1
-    t[T_ORIGIN + 2 * p] = r_min - (FRAME - (r_max - r_min + 1)) // 2
-    t[T_ORIGIN + 2 * p + 1] = c_min - (FRAME - (c_max - c_min + 1)) // 2
+    r0, c0 = box_origin(r_min, r_max, c_min, c_max)
+    t[T_ORIGIN + 2 * p] = r0
+    t[T_ORIGIN + 2 * p + 1] = c0
     paths = best_paths(cells, cards, _ALL_SPECIES)
     for s in range(NUM_SPECIES):
         t[T_POINTS + p * NUM_SPECIES + s] = paths[s, 0]
@@ -187,8 +191,8 @@ def score_game(t):  # pragma: no cover - compiled
             for r in range(8):
                 if t[T_HAND + p * NUM_CARDS + s * 8 + r]:
                     v += r + 1
-            if t[T_HAND + p * NUM_CARDS + s * 8 + 7] and ones > t[T_HAND + p * NUM_CARDS + s * 8]:
-                v -= 8
+            one = t[T_HAND + p * NUM_CARDS + s * 8]
+            v = hand_sum(v, one, t[T_HAND + p * NUM_CARDS + s * 8 + 7], ones > one)
             sums[p] = v
             top = max(top, v)
         for p in range(n):
@@ -347,12 +351,13 @@ def step(tables, actions, mode, status, rewards):  # pragma: no cover - compiled
 
 
 if available:
-    decision = compile_kernel(decision)
-    refresh_arboretum = compile_kernel(refresh_arboretum)
-    _no_source = compile_kernel(_no_source)
-    _leave_hand = compile_kernel(_leave_hand)
-    score_game = compile_kernel(score_game)
-    rewards_of = compile_kernel(rewards_of)
-    play_cell_of = compile_kernel(play_cell_of)
-    step_one = compile_kernel(step_one)
-    step = compile_kernel(step)
+    _DEPENDS = (_actions.__file__,)  # box_origin, compiled in
+    decision = compile_kernel(decision, depends=_DEPENDS)
+    refresh_arboretum = compile_kernel(refresh_arboretum, depends=_DEPENDS)
+    _no_source = compile_kernel(_no_source, depends=_DEPENDS)
+    _leave_hand = compile_kernel(_leave_hand, depends=_DEPENDS)
+    score_game = compile_kernel(score_game, depends=_DEPENDS)
+    rewards_of = compile_kernel(rewards_of, depends=_DEPENDS)
+    play_cell_of = compile_kernel(play_cell_of, depends=_DEPENDS)
+    step_one = compile_kernel(step_one, depends=_DEPENDS)
+    step = compile_kernel(step, depends=_DEPENDS)
