@@ -128,7 +128,7 @@ def test_unreadable_yaml_is_one_line(tmp_path, text, fragment):
 
 def _train(tmp_path, *args):
     return subprocess.run([sys.executable, "-m", "training.cli", "train", "--config",
-                           "configs/quickstart.yaml", "--set", f"runs_dir={tmp_path / 'runs'}",
+                           "configs/sb3_quickstart.yaml", "--set", f"runs_dir={tmp_path / 'runs'}",
                            "--no-progress", *args],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
 

@@ -131,7 +131,7 @@ def test_a_second_process_is_kept_out_of_a_run_folder_in_use(tmp_path):
     folder = tmp_path / "r"
     with RunLock(folder):
         proc = subprocess.run([sys.executable, "-m", "training.cli", "train", "--config",
-                               "configs/quickstart.yaml", "--set", f"runs_dir={tmp_path}",
+                               "configs/sb3_quickstart.yaml", "--set", f"runs_dir={tmp_path}",
                                "--set", "run_name=r", "--no-progress"],
                               capture_output=True, text=True, cwd=REPO, timeout=120)
         assert proc.returncode == 2, proc.stderr[-2000:]

@@ -35,10 +35,10 @@ def cli(*args, cwd=REPO):
 def run(tmp_path_factory):
     """One tiny run, then a resume that trains 128 steps more."""
     runs = tmp_path_factory.mktemp("runs")
-    first = cli("train", "--config", "configs/quickstart.yaml", "--set", f"runs_dir={runs}", *TINY)
+    first = cli("train", "--config", "configs/sb3_quickstart.yaml", "--set", f"runs_dir={runs}", *TINY)
     assert first.returncode == 0, first.stderr[-2000:]
     folder = runs / "quickstart"
-    resumed = cli("train", "--config", "configs/quickstart.yaml", "--set", f"runs_dir={runs}", *TINY,
+    resumed = cli("train", "--config", "configs/sb3_quickstart.yaml", "--set", f"runs_dir={runs}", *TINY,
                   "--set", "total_timesteps=384", "--resume")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     return folder, first.stdout, resumed.stdout

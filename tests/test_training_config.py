@@ -19,9 +19,17 @@ def write(tmp_path, text):
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("*.yaml")))
 def test_shipped_configs_load(name):
-    config = load_config(REPO / "configs" / name)
-    assert isinstance(config, TrainConfig)
-    assert config.run_name
+    from training.config import read_config_data
+    from training.selfplay_config import SelfPlayConfig, selfplay_config
+
+    data = read_config_data(REPO / "configs" / name)
+    if data.get("trainer") == "selfplay":
+        config = selfplay_config(data, name)
+        assert isinstance(config, SelfPlayConfig)
+    else:
+        config = load_config(REPO / "configs" / name)
+        assert isinstance(config, TrainConfig)
+    assert config.run_name == Path(name).stem  # each config writes the run named like it
 
 
 def test_values_are_read_and_typed(tmp_path):

@@ -48,9 +48,12 @@ def format_evaluation(result: dict) -> str:
 
 def train_command(config_path: str, overrides: list[str], resume: bool, progress: bool,
                   replace: bool = False) -> str:
-    from training.config import load_config
+    from training.config import config_from_dict, read_config_data
 
-    config = load_config(config_path, parse_overrides(overrides))
+    data = read_config_data(config_path, parse_overrides(overrides))
+    if isinstance(data, dict) and data.get("trainer") == "selfplay":
+        return selfplay_command(data, config_path, resume, progress, replace)
+    config = config_from_dict(data, str(config_path))
     from training.plots import plot_learning_curve
     from training.train import run_folder, train
 
@@ -59,6 +62,19 @@ def train_command(config_path: str, overrides: list[str], resume: bool, progress
     plot = plot_learning_curve(folder)
     return (f"run {folder} after {final['timesteps']} steps ({final['wall_s']} s):\n"
             f"{format_evaluation(final)}\npolicy: {folder / 'policy.safetensors'}\nplot: {plot}")
+
+
+def selfplay_command(data: dict, source: str, resume: bool, progress: bool, replace: bool) -> str:
+    """``train`` for a config with ``trainer: selfplay`` (``training.selfplay``)."""
+    from training.selfplay import train_selfplay
+    from training.selfplay_config import selfplay_config
+
+    config = selfplay_config(data, str(source))
+    out = train_selfplay(config, resume=resume, progress=progress, overwrite=replace)
+    folder = f"{config.runs_dir}/{config.run_name}"
+    return (f"run {folder} after {out['steps']} learner steps ({out['wall_s']} s of training, "
+            f"{out['steps_per_s']} steps/s):\n{format_evaluation(out['final'])}\n"
+            f"policy: {folder}/policy.safetensors\ncurve: {folder}/learning_curve.png")
 
 
 def _add_score(sub: argparse._SubParsersAction) -> None:

@@ -125,6 +125,12 @@ def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
 
 def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
     """Read a YAML config; ``overrides`` (already typed) replace its keys."""
+    return config_from_dict(read_config_data(path, overrides), str(path))
+
+
+def read_config_data(path: str | Path, overrides: dict | None = None):
+    """The YAML mapping of a config file with ``overrides`` applied (unchecked: the trainer it
+    names checks it); one-line ``ConfigKeyError`` for unreadable files."""
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -138,7 +144,7 @@ def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
     data = dict(data or {}) if isinstance(data, dict) or data is None else data
     if overrides and isinstance(data, dict):
         data.update(overrides)
-    return config_from_dict(data, str(path))
+    return data
 
 
 def config_to_dict(config: TrainConfig) -> dict:

@@ -142,12 +142,17 @@ def save_checkpoint(model, folder: Path, timesteps: int, config: dict, extra: di
     return zip_path
 
 
+def _step_number(path: Path) -> int:
+    digits = path.stem.rpartition("_")[2]
+    return int(digits) if digits.isdigit() else -1
+
+
 def find_checkpoint(path: str | Path) -> Path:
     """A checkpoint ``.zip``, or the newest one inside a run folder (or its ``checkpoints/``)."""
     path = Path(path)
     if path.is_dir():
         folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
-        zips = sorted(folder.glob("step_*.zip"))
+        zips = sorted(folder.glob("step_*.zip"), key=_step_number)  # by number: step_10000 after step_2000
         if not zips:
             raise CheckpointError(f"{path}: no checkpoint (step_*.zip) in this folder")
         return zips[-1]

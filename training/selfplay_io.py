@@ -48,7 +48,7 @@ class RunFolder:
         elif exists:
             if not overwrite:
                 raise RunFolderError(f"{self.path} already holds a run: use --resume to continue it, "
-                                     f"another run_name, or --overwrite to move it aside")
+                                     f"another run_name, or --replace to move it aside")
             aside = self.path.with_name(f"{self.path.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
             self.path.rename(aside)
             print(f"moved the old run to {aside}", file=sys.stderr)
