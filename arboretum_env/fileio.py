@@ -65,6 +65,7 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO]:
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a shared file should not be
         with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as handle:
             yield handle
             handle.flush()
@@ -74,6 +75,12 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_bytes(path: PathLike, data: bytes) -> None:

@@ -33,3 +33,12 @@ def test_check_writable_names_the_problem(tmp_path):
     with pytest.raises(OutputPathError, match="is not a folder"):
         check_writable(tmp_path / "file" / "out.json")
     assert check_writable(tmp_path / "new" / "out.json") == tmp_path / "new" / "out.json"
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "shared.txt", "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "shared.txt").stat().st_mode & 0o777 == 0o644
