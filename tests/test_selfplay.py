@@ -10,7 +10,8 @@ import torch
 
 from arboretum_env.batch import table as batch_table
 from training.selfplay import _gae
-from training.selfplay_config import ConfigKeyError, selfplay_config
+from training.config_check import check_config
+from training.selfplay_config import ConfigKeyError, SelfPlayConfig, selfplay_config
 
 needs_numba = pytest.mark.skipif(not batch_table.available, reason="numba is not installed")
 
@@ -66,6 +67,11 @@ def test_gae_follows_each_seats_own_chain():
 def test_config_values_are_checked_by_name(data, message):
     with pytest.raises(ConfigKeyError, match=message):
         selfplay_config(data, "test")
+
+
+def test_the_default_config_passes_its_own_checks():
+    check_config(SelfPlayConfig())  # every field declared with checked(...), defaults in range
+    assert selfplay_config({}) == SelfPlayConfig()
 
 
 @needs_numba
