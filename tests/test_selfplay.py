@@ -128,3 +128,28 @@ def test_resume_redoes_an_interrupted_evaluation(tmp_path):
     train_selfplay(selfplay_config(dict(base, total_steps=last)), resume=True, progress=False)
     steps = [json.loads(line)["step"] for line in (folder / "curve.jsonl").read_text().splitlines()]
     assert steps[-1] == last and steps.count(last) == 1
+
+
+def test_the_run_folder_is_claimed_under_run_folders_lock(tmp_path):
+    from training.run_folder import RunLock
+    from training.selfplay_io import RunFolder, RunFolderError
+
+    config = SelfPlayConfig(run_name="held", runs_dir=str(tmp_path))
+    path = tmp_path / "held"
+    with pytest.raises(RunFolderError, match="no checkpoint to resume from"):
+        with RunFolder(path, config, resume=True).lock():
+            pass
+    with RunFolder(path, config).lock() as folder:
+        assert (path / "config.yaml").is_file() and (tmp_path / "held.lock").is_file()
+        with pytest.raises(RunFolderError, match="in use"):
+            with RunLock(path):
+                pass
+        assert folder.curve() == []
+    assert not (tmp_path / "held.lock").exists()
+    with pytest.raises(RunFolderError, match="already holds a run"):
+        with RunFolder(path, config).lock():
+            pass
+    with RunFolder(path, config, overwrite=True).lock():
+        pass
+    assert [p.name.split("-")[0] for p in tmp_path.glob("held.replaced-*")] == ["held.replaced"]
+    assert (path / "config.yaml").is_file()
