@@ -40,8 +40,6 @@ def test_env_guide_contains_the_action_table():
         "docs/env.md must contain arboretum_env.actions.action_table() verbatim")
 
 
-@pytest.mark.xfail(strict=True, reason="arboretum_env/env.py: the raw_env docstring still writes "
-                                       "the action table by hand (the lead inserts action_table())")
 def test_env_docstring_contains_the_action_table():
     from arboretum_env.env import raw_env
 

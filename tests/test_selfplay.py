@@ -10,7 +10,8 @@ import torch
 
 from arboretum_env.batch import table as batch_table
 from training.selfplay import _gae
-from training.selfplay_config import ConfigKeyError, selfplay_config
+from training.config_check import check_config
+from training.selfplay_config import ConfigKeyError, SelfPlayConfig, selfplay_config
 
 needs_numba = pytest.mark.skipif(not batch_table.available, reason="numba is not installed")
 
@@ -68,6 +69,11 @@ def test_config_values_are_checked_by_name(data, message):
         selfplay_config(data, "test")
 
 
+def test_the_default_config_passes_its_own_checks():
+    check_config(SelfPlayConfig())  # every field declared with checked(...), defaults in range
+    assert selfplay_config({}) == SelfPlayConfig()
+
+
 @needs_numba
 def test_a_tiny_run_writes_its_outputs_and_resumes(tmp_path):
     from training.selfplay import train_selfplay
@@ -122,3 +128,28 @@ def test_resume_redoes_an_interrupted_evaluation(tmp_path):
     train_selfplay(selfplay_config(dict(base, total_steps=last)), resume=True, progress=False)
     steps = [json.loads(line)["step"] for line in (folder / "curve.jsonl").read_text().splitlines()]
     assert steps[-1] == last and steps.count(last) == 1
+
+
+def test_the_run_folder_is_claimed_under_run_folders_lock(tmp_path):
+    from training.run_folder import RunLock
+    from training.selfplay_io import RunFolder, RunFolderError
+
+    config = SelfPlayConfig(run_name="held", runs_dir=str(tmp_path))
+    path = tmp_path / "held"
+    with pytest.raises(RunFolderError, match="no checkpoint to resume from"):
+        with RunFolder(path, config, resume=True).lock():
+            pass
+    with RunFolder(path, config).lock() as folder:
+        assert (path / "config.yaml").is_file() and (tmp_path / "held.lock").is_file()
+        with pytest.raises(RunFolderError, match="in use"):
+            with RunLock(path):
+                pass
+        assert folder.curve() == []
+    assert not (tmp_path / "held.lock").exists()
+    with pytest.raises(RunFolderError, match="already holds a run"):
+        with RunFolder(path, config).lock():
+            pass
+    with RunFolder(path, config, overwrite=True).lock():
+        pass
+    assert [p.name.split("-")[0] for p in tmp_path.glob("held.replaced-*")] == ["held.replaced"]
+    assert (path / "config.yaml").is_file()

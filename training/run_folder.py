@@ -93,13 +93,14 @@ def aside_name(folder: Path) -> Path:
     return target
 
 
-def claim(folder: Path, resume: bool, replace: bool) -> Optional[Path]:
+def claim(folder: Path, resume: bool, replace: bool, checkpoints: str = "step_*.zip") -> Optional[Path]:
     """Check (under the lock) that ``folder`` may be used as asked; with ``replace``, move an
-    old run aside and return where it went. Creates nothing else."""
+    old run aside and return where it went. Creates nothing else. A resume needs a file of
+    ``checkpoints/`` matching the glob ``checkpoints`` (the self-play trainer's are ``.pt``)."""
     if resume and replace:
         raise RunFolderError("--resume continues the run and --replace moves it aside: give one")
     if resume:
-        if not any((folder / "checkpoints").glob("step_*.zip")):
+        if not any((folder / "checkpoints").glob(checkpoints)):
             raise RunFolderError(f"{folder}: no checkpoint to resume from (start a fresh run "
                                  f"without --resume)")
         return None

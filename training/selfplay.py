@@ -315,7 +315,8 @@ def restore(trainer: SelfPlayTrainer, tensors: dict, meta: dict) -> None:
 
 def train_selfplay(config: SelfPlayConfig, resume: bool = False, progress: bool = True,
                    overwrite: bool = False) -> dict:
-    """Run (or resume) a self-play run; returns its final evaluation."""
+    """Run (or resume) a self-play run; returns its final evaluation. The folder is locked and
+    claimed as ``training.run_folder`` does it (``overwrite`` is its ``replace``)."""
     folder = RunFolder(Path(config.runs_dir) / config.run_name, config, resume=resume, overwrite=overwrite)
     with folder.lock():
         trainer = SelfPlayTrainer(config, folder)

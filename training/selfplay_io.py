@@ -1,9 +1,10 @@
 """The self-play trainer's run folder: nothing overwritten, nothing half-written, nothing lost.
 
-* A fresh run into a folder that already holds a run is refused (``--resume``, another
-  ``run_name``, or ``overwrite`` which moves the old run aside to ``<name>.old-<time>``).
-* ``lock()`` keeps a second process out of a folder in use (a ``.lock`` file with the pid; a
-  lock left by a dead process is taken over).
+* ``lock()`` holds the folder with ``training.run_folder.RunLock`` (a second process is kept
+  out; a lock left by a dead process never blocks) and, under it, claims the folder with
+  ``run_folder.claim``: a fresh run into a folder that already holds a run is refused
+  (``--resume``, another ``run_name``, or ``overwrite``, run_folder's ``replace``, which moves
+  the old run aside to ``<name>.replaced-<time>``); a resume needs a checkpoint.
 * Checkpoints (``checkpoints/step_N.pt``: tensors only, read back with ``weights_only=True``;
   ``step_N.json``: steps, wall time, schedules, RNG state, config) are written to a temporary
   name and renamed when complete (``arboretum_env.fileio``); resume takes the newest intact one
@@ -18,69 +19,51 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 import yaml
 
-from arboretum_env.errors import UserError
 from arboretum_env.fileio import atomic_write_bytes, atomic_write_text
 
+from .run_folder import RunFolderError, RunLock, claim
 from .tournament import rate
 
-
-class RunFolderError(UserError):
-    """A run folder that cannot be used as asked (exists, in use, no checkpoint to resume)."""
+__all__ = ["RunFolder", "RunFolderError", "write_curve_plot"]
 
 
 class RunFolder:
+    """A self-play run's folder. Nothing is checked or written until ``lock()``."""
+
     def __init__(self, path: Path, config, resume: bool = False, overwrite: bool = False):
         self.path, self.config = Path(path), config
+        self.resume, self.overwrite = resume, overwrite
         self.checkpoints = self.path / "checkpoints"
-        exists = self.path.exists() and any(self.path.iterdir())
-        if resume:
-            if not self._checkpoint_files():
-                raise RunFolderError(f"{self.path}: no checkpoint to resume from")
-        elif exists:
-            if not overwrite:
-                raise RunFolderError(f"{self.path} already holds a run: use --resume to continue it, "
-                                     f"another run_name, or --replace to move it aside")
-            aside = self.path.with_name(f"{self.path.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
-            self.path.rename(aside)
-            print(f"moved the old run to {aside}", file=sys.stderr)
-        self.checkpoints.mkdir(parents=True, exist_ok=True)
-        if not resume:
-            atomic_write_text(self.path / "config.yaml", yaml.safe_dump(asdict(config), sort_keys=False))
         self._writer = None
-        self._records = self._read_jsonl("eval_records.jsonl")
+        self._records: list[dict] = []
 
     # ------------------------------------------------------------------ lock
     @contextlib.contextmanager
     def lock(self):
-        lock = self.path / ".lock"
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
+        """Hold the folder for this process, claim it as asked (refused, or the old run moved
+        aside with ``overwrite``), then create it and write ``config.yaml`` (fresh runs)."""
+        with RunLock(self.path):
+            moved = claim(self.path, self.resume, self.overwrite, checkpoints="step_*.pt")
+            if moved is not None:
+                print(f"moved the old run to {moved}", file=sys.stderr)
+            self.checkpoints.mkdir(parents=True, exist_ok=True)
+            if not self.resume:
+                atomic_write_text(self.path / "config.yaml",
+                                  yaml.safe_dump(asdict(self.config), sort_keys=False))
+            self._records = self._read_jsonl("eval_records.jsonl")
             try:
-                pid = int(lock.read_text().strip() or 0)
-            except (OSError, ValueError):
-                pid = 0
-            if pid and _alive(pid):
-                raise RunFolderError(f"{self.path} is in use by process {pid}") from None
-            lock.unlink(missing_ok=True)  # left by a process that died
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        try:
-            yield self
-        finally:
-            lock.unlink(missing_ok=True)
-            if self._writer is not None:
-                self._writer.close()
+                yield self
+            finally:
+                if self._writer is not None:
+                    self._writer.close()
+                    self._writer = None
 
     # ------------------------------------------------------------------ checkpoints
     def _checkpoint_files(self) -> list[Path]:
@@ -223,16 +206,6 @@ def _merge_baseline_seats(games: list[dict]) -> list[dict]:
         won = [i for i, e in enumerate(entrants) if any(s in winners for s in team_of[e])]
         out.append({"entrants": entrants, "scores": best, "winners": won})
     return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def write_curve_plot(curve: list[dict], out: Path, title: str) -> Path:
