@@ -34,8 +34,10 @@ class SelfPlayConfig:
     """End-of-game reward (see the env docs)."""
     total_steps: int = checked(1_000_000, ge=1, le=10**11)
     """Learner decisions to train for (every decision of a seat played by the current policy)."""
-    torch_threads: int = checked(2, ge=1, le=256)
-    """Threads torch may use."""
+    torch_threads: int = checked(1, ge=1, le=256)
+    """Threads torch may use. 1 by default: with the vector env in the same process, a second
+    torch thread gains little on 2 cores and, on a busy machine, torch's spinning threads
+    slowed a run several times over (measured: 211 steps/s with 2 threads, 1,247 with 1)."""
 
     # --- collection
     num_envs: int = checked(128, ge=1, le=65_536)
