@@ -7,6 +7,8 @@ is the observation followed by the hints) and a small ``plane_net``. Skipped wit
 from __future__ import annotations
 
 import copy
+import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +89,25 @@ def test_small_plane_net_onnx_picks_the_policys_actions(tmp_path, decisions):
     same = agreement(policy, out, decisions)
     print(f"plane_net: onnxruntime agrees on {same}/{len(decisions)} decisions")
     assert same == len(decisions)
+    scripted_path = tmp_path / "small.pt"  # and with the TorchScript export of the same file
+    assert main(["export", str(policy), "--format", "torchscript", "-o", str(scripted_path)]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        scripted = torch.jit.load(str(scripted_path))  # our own file, just written
+    obs = torch.as_tensor(np.stack([o for o, _, _ in decisions]))
+    masks = np.stack([m for _, m, _ in decisions]).astype(np.int8)
+    with torch.no_grad():
+        by_torchscript = scripted(obs, torch.as_tensor(masks))[0].numpy()
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    by_onnx = session.run(["action"], {"observation": obs.numpy(), "action_mask": masks})[0]
+    assert np.array_equal(by_onnx, by_torchscript)
+
+
+def test_onnx_without_the_extra_is_one_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as if not installed
+    assert main(["export", str(SHIPPED), "--format", "onnx", "-o", str(tmp_path / "x.onnx")]) == 2
+    assert "pip install 'arboretum-rl[onnx]'" in capsys.readouterr().err
+    assert not (tmp_path / "x.onnx").exists()
 
 
 def test_onnx_model_records_the_policy_description(tmp_path):
