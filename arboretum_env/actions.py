@@ -204,6 +204,16 @@ def cell_id(arboretum: Mapping[int, int], row: int, col: int) -> int:
     return PLAY_CELL + i * FRAME + j
 
 
+def cell_of(arboretum: Mapping[int, int], action: int) -> tuple[int, int]:
+    """The engine cell (row, col) that action id ``action`` (``PLAY_CELL .. DISCARD - 1``) plays on
+    in ``arboretum``: the inverse of :func:`cell_id` (``cell_id(a, *cell_of(a, x)) == x``)."""
+    if not PLAY_CELL <= action < DISCARD:
+        raise ValueError(f"action {action!r} is not a frame cell ({PLAY_CELL} .. {DISCARD - 1})")
+    i, j = divmod(action - PLAY_CELL, FRAME)
+    r0, c0 = frame_origin(arboretum)
+    return r0 + i, c0 + j
+
+
 
 ACTION_LAYOUT_VERSION = 1
 """Bumped whenever an action id changes meaning (policy files record it)."""

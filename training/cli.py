@@ -119,12 +119,13 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="turn a checkpoint into a standalone policy file",
                        description="Export a checkpoint (.zip, or a run folder: its newest) as a "
                                    "data-only policy file (.safetensors) that PolicyAgent plays from; "
-                                   "or a policy file as TorchScript (--format torchscript); or convert "
+                                   "or a policy file as TorchScript or ONNX (--format torchscript|onnx); or convert "
                                    "an old TorchScript policy file (--trust-torchscript).")
     p.add_argument("checkpoint", help="checkpoint .zip, run folder, or policy file")
     p.add_argument("-o", "--output", help="policy file to write (default: beside the checkpoint)")
-    p.add_argument("--format", default="safetensors", choices=("safetensors", "torchscript"),
-                   help="safetensors: a data-only policy file (default); torchscript: for deployment elsewhere")
+    p.add_argument("--format", default="safetensors", choices=("safetensors", "torchscript", "onnx"),
+                   help="safetensors: a data-only policy file (default); torchscript or onnx (the onnx "
+                        "extra): for deployment elsewhere, the mask applied inside")
     p.add_argument("--trust-torchscript", action="store_true",
                    help="convert an old TorchScript policy file (.pt), running the code inside it: "
                         "only for files from an author you trust")

@@ -7,6 +7,11 @@ named in its JSON description), which ``PolicyAgent`` plays from.
 
 For deployment elsewhere, ``arboretum export --format torchscript`` also writes a TorchScript
 file: ``forward(obs float32 [B, D], mask int8 [B, 489]) -> (action [B], masked logits [B, 489])``.
+``--format onnx`` writes the same model as ONNX (:func:`export_onnx`; inputs ``observation``
+float32 [B, D] and ``action_mask`` int8 [B, 489], outputs ``action`` int64 [B] and
+``masked_logits`` float32 [B, 489]; needs the ``[onnx]`` extra). ``D`` is the network's full
+input: the observation, followed by the hints for a policy that reads them (the shipped agent):
+compute those with ``agents.hints.with_hints`` before calling the model.
 This project never reads one back, except to convert an old TorchScript policy file once, when its
 owner says they trust it (``--trust-torchscript``; :func:`convert_torchscript`).
 """
@@ -31,7 +36,7 @@ from training.config import config_from_dict
 from training.network import sb3_network_state
 from training.sb3_safe import CheckpointError, safe_load
 
-__all__ = ["CheckpointError", "export_policy", "export_torchscript", "convert_torchscript", "save_checkpoint",
+__all__ = ["CheckpointError", "export_policy", "export_torchscript", "export_onnx", "convert_torchscript", "save_checkpoint",
            "find_checkpoint", "read_checkpoint_meta", "load_checkpoint", "export_command"]
 
 
@@ -66,6 +71,38 @@ def export_torchscript(policy_path: str | Path, out: str | Path) -> Path:
         buffer = io.BytesIO()
         torch.jit.save(scripted, buffer, _extra_files={"metadata.json": json.dumps(meta)})
     atomic_write_bytes(out, buffer.getvalue())
+    return Path(out)
+
+
+ONNX_OPSET = 17
+
+
+def export_onnx(policy_path: str | Path, out: str | Path) -> Path:
+    """An ONNX file of a policy file, the mask applied inside: inputs ``observation`` float32
+    [B, D] (``D``: the observation, plus the hints if the policy reads them; see the module
+    docstring) and ``action_mask`` int8 [B, 489]; outputs ``action`` int64 [B] (the legal argmax)
+    and ``masked_logits`` float32 [B, 489] (illegal entries -1e9). The policy's description is
+    stored in the model's metadata (key ``arboretum``). Needs ``pip install arboretum-rl[onnx]``."""
+    try:
+        import onnx
+    except ImportError:
+        raise PolicyFileError("--format onnx needs the onnx package: pip install 'arboretum-rl[onnx]'") from None
+    network, meta = load_policy_file(policy_path)
+    obs = torch.zeros(2, input_size(meta.get("hints") is not None))
+    mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
+    buffer = io.BytesIO()
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript-based exporter: deprecated, still supported
+        torch.onnx.export(_MaskedNetwork(network).eval(), (obs, mask), buffer, dynamo=False,
+                          input_names=["observation", "action_mask"], output_names=["action", "masked_logits"],
+                          dynamic_axes={"observation": {0: "batch"}, "action_mask": {0: "batch"},
+                                        "action": {0: "batch"}, "masked_logits": {0: "batch"}},
+                          opset_version=ONNX_OPSET)
+    model = onnx.load_from_string(buffer.getvalue())
+    entry = model.metadata_props.add()
+    entry.key, entry.value = "arboretum", json.dumps(meta)
+    onnx.checker.check_model(model)
+    atomic_write_bytes(out, model.SerializeToString())
     return Path(out)
 
 
@@ -192,6 +229,9 @@ def load_checkpoint(path: str | Path, env=None, custom_objects: dict | None = No
     return model, meta, zip_path
 
 
+FORMATS = ("safetensors", "torchscript", "onnx")
+
+
 @contextlib.contextmanager
 def _writing(target: Path):
     """A full disk, or a folder gone since ``check_writable``: one line; the atomic writers leave
@@ -205,36 +245,37 @@ def _writing(target: Path):
 def export_command(source: str, out: str | None, fmt: str = "safetensors",
                    trust_torchscript: bool = False) -> str:
     """``arboretum export SOURCE [-o FILE] [--format safetensors|torchscript]
-    [--trust-torchscript]``: a checkpoint (or run folder) to a policy file; a policy file to
-    TorchScript; an old TorchScript policy file (trusted) to a policy file. The output path is
+    [--trust-torchscript]``: a checkpoint (or run folder) to a policy file; a policy file (or a
+    checkpoint) to TorchScript or ONNX; an old TorchScript policy file (trusted) to a policy file. The output path is
     checked before anything is loaded. Returns the text to print."""
-    if fmt not in ("safetensors", "torchscript"):
-        raise PolicyFileError(f"--format {fmt!r}: expected safetensors or torchscript")
+    if fmt not in FORMATS:
+        raise PolicyFileError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    deploy = {"torchscript": (export_torchscript, ".pt"), "onnx": (export_onnx, ".onnx")}.get(fmt)
     src = Path(source)
     if src.is_file() and src.suffix == ".pt":
         target = check_writable(Path(out) if out else src.with_suffix(SUFFIX), "-o")
         with _writing(target):
             return f"wrote {convert_torchscript(src, target, trust=trust_torchscript)}"
     if src.is_file() and src.suffix == SUFFIX:
-        if fmt != "torchscript":
-            raise PolicyFileError(f"{src}: already a policy file (use --format torchscript to deploy it)")
-        target = check_writable(Path(out) if out else src.with_suffix(".pt"), "-o")
+        if deploy is None:
+            raise PolicyFileError(f"{src}: already a policy file (use --format torchscript or onnx to deploy it)")
+        target = check_writable(Path(out) if out else src.with_suffix(deploy[1]), "-o")
         with _writing(target):
-            return f"wrote {export_torchscript(src, target)}"
+            return f"wrote {deploy[0](src, target)}"
     zip_path = find_checkpoint(source)
-    suffix = SUFFIX if fmt == "safetensors" else ".pt"
+    suffix = SUFFIX if deploy is None else deploy[1]
     target = check_writable(Path(out) if out else zip_path.with_name(zip_path.stem + "_policy" + suffix), "-o")
     model, meta, zip_path = load_checkpoint(zip_path)
     config = checkpoint_config(zip_path, meta)
-    policy_path = target if fmt == "safetensors" else target.with_name(target.name + ".tmp" + SUFFIX)
+    policy_path = target if deploy is None else target.with_name(target.name + ".tmp" + SUFFIX)
     with _writing(target):
         try:
             export_policy(model, policy_path, {"timesteps": meta.get("timesteps"), "trained_from": str(zip_path),
                                                "num_players": config.num_players, "hints": config.hints,
                                                "advisor": config.teacher})
-            if fmt == "torchscript":
-                export_torchscript(policy_path, target)
+            if deploy is not None:
+                deploy[0](policy_path, target)
         finally:
-            if fmt == "torchscript":
+            if deploy is not None:
                 policy_path.unlink(missing_ok=True)
     return f"wrote {target}"

@@ -5,10 +5,13 @@ agent kinds (checkpoints, exported policy files) plug in with :func:`register_ag
 ``f(argument: str, seed) -> Agent`` under a prefix, used as ``"prefix:argument"`` (for example
 ``register_agent("policy", load_policy)`` makes ``make_agent("policy:models/x.safetensors")`` work), or
 with :func:`register_resolver` for specs without a prefix (e.g. a path to a checkpoint folder).
+``make_agent("shipped")`` is the shipped agent (``models/shipped/policy.safetensors`` of the
+repository checkout).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Optional
 
 from .base import Agent, RandomAgent, as_policy, legal_actions
@@ -83,9 +86,23 @@ def _policy_path(spec: str, seed: Optional[int]) -> Optional[Agent]:
     return _policy_file(spec, seed) if spec.endswith((".safetensors", ".pt")) else None  # .pt: refused, with how to convert
 
 
+SHIPPED_POLICY = Path(__file__).resolve().parents[2] / "models" / "shipped" / "policy.safetensors"
+"""The shipped agent's policy file, relative to the repository (not part of a wheel)."""
+
+
+def _shipped(argument: str, seed: Optional[int]) -> Agent:
+    if argument:
+        raise ValueError(f"agent 'shipped' takes no argument, got 'shipped:{argument}'")
+    if not SHIPPED_POLICY.is_file():
+        raise ValueError(f"agent 'shipped': {SHIPPED_POLICY} is missing (it ships with the repository "
+                         f"checkout, not with an installed wheel)")
+    return _policy_file(str(SHIPPED_POLICY), seed)
+
+
 register_agent("policy", _policy_file)
+register_agent("shipped", _shipped)
 register_resolver(_policy_path)
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
-           "register_resolver", "AGENT_REGISTRY", "BASELINES", "HEURISTIC_AGENTS", "legal_actions",
+           "register_resolver", "AGENT_REGISTRY", "SHIPPED_POLICY", "BASELINES", "HEURISTIC_AGENTS", "legal_actions",
            "as_policy"]

@@ -37,6 +37,7 @@ from ..engine import rules
 from ..engine.cards import NUM_RANKS, unpack_cell
 from ..engine.paths import PathTables
 from ..engine.rules import EIGHT, NEIGHBOURS, hand_sum, place
+from ..engine.view import unseen_cards
 from ..table_view import TableView
 from .base import Agent, legal_actions
 
@@ -53,14 +54,7 @@ class _Position:
         self.species = species = tuple(pv.species)
         self.start_bonus = start_bonus
         self.hand = set(pv.hand)
-        seen = set(self.hand)
-        for k in range(n):
-            seen.update(pv.arboretums[k].values())
-            seen.update(pv.discards[k])
-            if k:
-                seen.update(pv.known[k])
-        self.pool = [s * NUM_RANKS + r for s in species for r in range(NUM_RANKS)
-                     if s * NUM_RANKS + r not in seen]
+        self.pool = unseen_cards(pv)
         unknown_slots = [max(pv.hand_sizes[k] - len(pv.known[k]), 0) for k in range(n)]
         pool_size = max(len(self.pool), 1)
         q = [min(unknown_slots[k] / pool_size, 1.0) for k in range(n)]

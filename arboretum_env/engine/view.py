@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from .cards import NUM_RANKS
 from .state import GameState, Phase
 
 
@@ -42,6 +43,19 @@ class PlayerView:
     def seat(self, offset: int) -> int:
         """Absolute player index of seat ``offset``."""
         return (self.observer + offset) % self.num_players
+
+
+def unseen_cards(view: PlayerView) -> list[int]:
+    """The cards of the game the observer has not seen (by species in ``view.species`` order, then
+    rank): not in its hand, an arboretum,
+    a discard pile, or known to be in another hand (the other hands' rest and the deck)."""
+    seen = set(view.hand)
+    for k in range(view.num_players):
+        seen.update(view.arboretums[k].values())
+        seen.update(view.discards[k])
+        if k:
+            seen.update(view.known[k])
+    return [c for s in view.species for c in range(s * NUM_RANKS, (s + 1) * NUM_RANKS) if c not in seen]
 
 
 def observe(state: GameState, observer: int) -> PlayerView:
