@@ -86,21 +86,28 @@ def _policy_path(spec: str, seed: Optional[int]) -> Optional[Agent]:
     return _policy_file(spec, seed) if spec.endswith((".safetensors", ".pt")) else None  # .pt: refused, with how to convert
 
 
-SHIPPED_POLICY = Path(__file__).resolve().parents[2] / "models" / "shipped" / "policy.safetensors"
+MODELS = Path(__file__).resolve().parents[2] / "models"
+SHIPPED_POLICY = MODELS / "shipped" / "policy.safetensors"
 """The shipped agent's policy file, relative to the repository (not part of a wheel)."""
+SELFPLAY_POLICY = MODELS / "selfplay_2p" / "policy.safetensors"
+"""The agent learned by self-play from scratch (``configs/selfplay_2p.yaml``)."""
 
 
-def _shipped(argument: str, seed: Optional[int]) -> Agent:
-    if argument:
-        raise ValueError(f"agent 'shipped' takes no argument, got 'shipped:{argument}'")
-    if not SHIPPED_POLICY.is_file():
-        raise ValueError(f"agent 'shipped': {SHIPPED_POLICY} is missing (it ships with the repository "
-                         f"checkout, not with an installed wheel)")
-    return _policy_file(str(SHIPPED_POLICY), seed)
+def _model_agent(name: str, path: Path) -> AgentFactory:
+    def make(argument: str, seed: Optional[int]) -> Agent:
+        if argument:
+            raise ValueError(f"agent {name!r} takes no argument, got '{name}:{argument}'")
+        if not path.is_file():
+            raise ValueError(f"agent {name!r}: {path} is missing (it ships with the repository "
+                             f"checkout, not with an installed wheel)")
+        return _policy_file(str(path), seed)
+
+    return make
 
 
 register_agent("policy", _policy_file)
-register_agent("shipped", _shipped)
+register_agent("shipped", _model_agent("shipped", SHIPPED_POLICY))
+register_agent("selfplay", _model_agent("selfplay", SELFPLAY_POLICY))
 register_resolver(_policy_path)
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
