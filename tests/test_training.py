@@ -37,7 +37,7 @@ def run(tmp_path_factory):
     runs = tmp_path_factory.mktemp("runs")
     first = cli("train", "--config", "configs/sb3_quickstart.yaml", "--set", f"runs_dir={runs}", *TINY)
     assert first.returncode == 0, first.stderr[-2000:]
-    folder = runs / "quickstart"
+    folder = runs / "sb3_quickstart"
     resumed = cli("train", "--config", "configs/sb3_quickstart.yaml", "--set", f"runs_dir={runs}", *TINY,
                   "--set", "total_timesteps=384", "--resume")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
@@ -49,7 +49,7 @@ def test_run_writes_checkpoints_metadata_logs_and_report(run):
     assert "random" in out and "greedy" in out and "win" in out
     meta = json.loads(sorted((folder / "checkpoints").glob("step_*.json"))[0].read_text())
     assert meta["versions"]["env"] == "arboretum_v0"
-    assert meta["config"]["run_name"] == "quickstart"
+    assert meta["config"]["run_name"] == "sb3_quickstart"
     assert {"observation_layout", "action_layout", "package"} <= set(meta["versions"])
     assert list((folder / "tb").rglob("events.out.tfevents.*"))
     assert (folder / "policy.safetensors").is_file() and (folder / "learning_curve.png").is_file()
