@@ -246,9 +246,9 @@ class SelfPlayTrainer:
                    dynamic_ncols=True)
         obs_ready = False
         while self.steps < c.total_steps:
-            if self.next_snapshot == 0:
-                self.add_snapshot()
-                self.next_snapshot = c.snapshot_every
+            if self.next_snapshot is not None and self.steps >= self.next_snapshot:
+                self.add_snapshot()  # the untrained net first (next_snapshot starts at 0)
+                self.next_snapshot = (self.steps // c.snapshot_every + 1) * c.snapshot_every
             if not obs_ready:
                 self.venv.reset(seed=int(self.rng.integers(2**62)))
                 self._deal_controllers(np.arange(c.num_envs))
@@ -261,9 +261,6 @@ class SelfPlayTrainer:
             bar.update(size)
             bar.set_postfix(steps_per_s=f"{self.steps / max(self.wall, 1e-9):,.0f}", **self.folder.latest_rates())
             self.folder.log_scalars(self.steps, stats)
-            if self.next_snapshot is not None and self.steps >= self.next_snapshot:
-                self.add_snapshot()
-                self.next_snapshot = (self.steps // c.snapshot_every + 1) * c.snapshot_every
             if self.steps >= self.next_eval or self.steps >= c.total_steps:
                 self.checkpoint_and_evaluate()
                 self.next_eval = (self.steps // c.eval_every + 1) * c.eval_every
