@@ -35,6 +35,8 @@ FORBIDDEN_THIRD_PARTY = {
 # Modules outside arboretum_env/agents/ that belong to the agents layer: the single-agent
 # wrapper seats agents (and their hints) as the opponents, so it sits above them.
 AGENTS_EXTRA = ("arboretum_env.wrappers",)
+# The framework integrations wrap the env (and may seat agents), like the wrapper above.
+AGENTS_PACKAGES = ("arboretum_env.agents", "arboretum_env.integrations")
 
 # Cases fixed on other branches of issue 12: flip (delete) each entry once its fix is merged.
 LAYER_XFAIL: dict[str, str] = {}
@@ -46,12 +48,11 @@ def layer(module: str) -> str:
         return "base"
     if module == "training" or module.startswith("training."):
         return "training"
-    if module in AGENTS_EXTRA:
+    if module in AGENTS_EXTRA or any(module == p or module.startswith(p + ".")
+                                     for p in AGENTS_PACKAGES):
         return "agents"
-    for sub in ("engine", "agents"):
-        prefix = f"arboretum_env.{sub}"
-        if module == prefix or module.startswith(prefix + "."):
-            return sub
+    if module == "arboretum_env.engine" or module.startswith("arboretum_env.engine."):
+        return "engine"
     return "env"
 
 
