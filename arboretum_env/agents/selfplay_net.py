@@ -82,9 +82,18 @@ class PlaneNet(nn.Module):
         batch = other.shape[0]
         own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
                     (0, 0, 1, 1, 1, 1))  # [B, 20, 20, 2]: a border of empty cells
-        near = torch.cat([own[:, :-2, 1:-1], own[:, 2:, 1:-1], own[:, 1:-1, :-2], own[:, 1:-1, 2:]], dim=3)
-        cell = torch.relu(self.cell_in(cells) + self.near_in(near.view(batch, FRAME_CELLS, -1)))  # [B, 324, C]
-        pooled = torch.cat([cell.mean(dim=1), cell.amax(dim=1)], dim=1)
+        # each cell's inputs: its planes, then the two own planes of its four neighbours, read by
+        # one matrix product (two thin products and their sum cost about twice as much on CPUs)
+        inputs = torch.cat([cells.view(batch, FRAME, FRAME, self.n_planes), own[:, :-2, 1:-1],
+                            own[:, 2:, 1:-1], own[:, 1:-1, :-2], own[:, 1:-1, 2:]], dim=3)
+        weight = torch.cat([self.cell_in.weight, self.near_in.weight], dim=1)
+        cell = torch.relu(F.linear(inputs.view(batch, FRAME_CELLS, -1), weight, self.cell_in.bias))  # [B, 324, C]
+        # sum / cells, not mean: the same value, and its backward spreads a [B, C] gradient
+        # instead of dividing a [B, 324, C] one; max(dim).values, not amax: the same maximum,
+        # about 3x cheaper forward and backward over the strided cell axis on CPUs (its gradient
+        # goes to one of tied cells, amax's is split among them; ties are the relu's zeros,
+        # whose gradient is zero either way)
+        pooled = torch.cat([cell.sum(dim=1) / FRAME_CELLS, cell.max(dim=1).values], dim=1)
         h = torch.relu(self.join(torch.cat([pooled, torch.relu(self.other(other))], dim=1)))
         cells_out = self.cell_out(torch.relu(cell + self.condition(h)[:, None, :])).view(batch, FRAME_CELLS)
         rest = self.logits(h)
