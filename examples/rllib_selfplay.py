@@ -24,7 +24,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from arboretum_env.agents import RandomAgent  # noqa: E402
-from arboretum_env.env import raw_env  # noqa: E402
+from arboretum_env.agents.arena import play_game  # noqa: E402
+from arboretum_env.engine import IllegalActionError  # noqa: E402
 
 EXAMPLE = "rllib_selfplay"
 SMOKE = {"iterations": 2, "train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1,
@@ -54,31 +55,22 @@ def masked_greedy(module, observation: np.ndarray, mask: np.ndarray) -> int:
 
 
 def evaluate(module, num_players: int, games: int, seed: int) -> tuple[float, int]:
-    """Win rate of ``module`` (rotating through the seats) against random players, and the
-    number of illegal actions it chose (the game then stops, counted as a loss)."""
+    """Win rate of ``module`` (rotating through the seats; a shared win counts 1/k) against
+    random players, and the number of illegal actions it chose (the game then stops, counted
+    as a loss). The games are played by the project's own arena, ``play_game``."""
     rng = np.random.default_rng(seed)
     wins, illegal = 0.0, 0
     for g in range(games):
-        env = raw_env(num_players=num_players)
-        env.reset(seed=int(rng.integers(2**63)))
-        learner = env.possible_agents[g % num_players]
-        random_player = RandomAgent(int(rng.integers(2**63)))
-        for agent in env.agent_iter():
-            obs, _, terminated, truncated, info = env.last()
-            if terminated or truncated:
-                if agent == learner:
-                    wins += info["won"] / max(sum(info["winners"]), 1)
-                env.step(None)
-                continue
-            mask = obs["action_mask"]
-            if agent == learner:
-                action = masked_greedy(module, obs["observation"], mask)
-                if not mask[action]:
-                    illegal += 1
-                    break
-            else:
-                action = random_player.act(obs["observation"], mask)
-            env.step(action)
+        learner = g % num_players
+        players = [RandomAgent(int(rng.integers(2**63))) for _ in range(num_players)]
+        players[learner] = lambda obs, mask, view: masked_greedy(module, obs, mask)
+        try:
+            result = play_game(players, num_players, seed=int(rng.integers(2**63)))
+        except IllegalActionError:
+            illegal += 1
+            continue
+        if learner in result.winners:
+            wins += 1 / len(result.winners)
     return wins / max(games, 1), illegal
 
 
