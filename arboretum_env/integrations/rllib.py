@@ -31,8 +31,8 @@ A pool of frozen opponents (only "main" learns; ``load_state_path`` is what
   them in ``illegal_actions`` (every illegal action it ever received, the pre-check's included);
   the callback :func:`count_illegal_actions` sums those of sampled episodes into the
   ``env_runners/illegal_actions`` metric (with masking it stays 0).
-* Seeds: ``reset(seed=s)`` reseeds the env's own ``numpy`` Generator, and every game is
-  ``raw_env.reset(seed=<next draw>)``; RLlib seeds the first reset of each env runner from
+* Seeds: ``reset(seed=s)`` reseeds the env's own ``numpy`` Generator (``SeededGames``), and
+  every game is ``raw_env.reset(seed=<next draw>)``; RLlib seeds the first reset of each env runner from
   ``config.debugging(seed=...)``, so a seeded run replays its games. No global RNG is used.
 * Seats ``player_0`` .. ``player_{n-1}``; all map to :data:`MAIN_POLICY` in self-play. With a
   pool, each game seats "main" at one seat and pool members at the others, chosen from the
@@ -55,6 +55,7 @@ from ray.tune.registry import register_env
 
 from ..actions import NUM_ACTIONS
 from ..env import raw_env
+from ..seeded_games import SeededGames
 from ..observation import OBS_SIZE
 from ..versions import ENV_NAME
 
@@ -65,7 +66,6 @@ MAIN_POLICY = "main"
 ILLEGAL_ACTION_REWARD = -1.0
 ILLEGAL_ACTIONS_METRIC = "illegal_actions"
 DEFAULT_HIDDENS = (128,)
-SEED_BOUND = 2**63
 
 
 class ArboretumMultiAgentEnv(MultiAgentEnv):
@@ -78,8 +78,9 @@ class ArboretumMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: Optional[Mapping] = None):
         super().__init__()
         config = dict(config or {})
-        self.game = raw_env(num_players=int(config.get("num_players", 2)),
-                            reward_mode=config.get("reward_mode", "win_loss"))
+        # the games draw their seeds from one Generator (SeededGames): seed=None, fresh OS entropy
+        self.game = SeededGames(raw_env(num_players=int(config.get("num_players", 2)),
+                                        reward_mode=config.get("reward_mode", "win_loss")))
         self.possible_agents = list(self.game.possible_agents)
         self.agents = list(self.possible_agents)  # every seat plays until the game ends
         space = gym.spaces.Dict({
@@ -89,13 +90,10 @@ class ArboretumMultiAgentEnv(MultiAgentEnv):
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.illegal_actions = 0
-        self._rng: Optional[np.random.Generator] = None
         self._game_over = True
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        if seed is not None or self._rng is None:
-            self._rng = np.random.default_rng(seed)  # seed=None: fresh OS entropy
-        self.game.reset(seed=int(self._rng.integers(SEED_BOUND)))
+        self.game.reset(seed=seed)  # None: the next game of the sequence
         self._game_over = False
         mover = self.game.agent_selection
         return {mover: self._observe(mover)}, {}

@@ -61,9 +61,9 @@ from tianshou.env import PettingZooEnv
 from tianshou.env.venvs import BaseVectorEnv
 
 from ..env import env as arboretum_env
+from ..seeded_games import SeededGames
 
 INFO_KEYS = ("game_over", "scores", "winners", "illegal_action")
-SEED_BOUND = 2**63  # game seeds are drawn from [0, SEED_BOUND)
 
 
 class SeatedGames(PettingZooEnv):
@@ -71,21 +71,18 @@ class SeatedGames(PettingZooEnv):
     boolean mask, seeded games and a count of illegal actions (see the module docstring)."""
 
     def __init__(self, aec_env, seed: Optional[int] = None):
-        self._game_seeds = np.random.default_rng(seed)
+        aec_env = SeededGames(aec_env, seed)
         self.illegal_actions = 0
         self._mask = np.zeros(0, dtype=bool)
         super().__init__(aec_env)  # Tianshou's __init__ resets once: the first game of the seed
 
     def seed(self, seed: Optional[int] = None) -> None:
         """Restart the sequence of game seeds (the next ``reset()`` plays its first game)."""
-        self._game_seeds = np.random.default_rng(seed)
+        self.env.reseed(seed)
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None,
               **kwargs: Any) -> tuple[dict, dict]:
-        if seed is not None:
-            self.seed(seed)
-        game_seed = int(self._game_seeds.integers(SEED_BOUND))
-        self.env.reset(seed=game_seed, options=options)
+        self.env.reset(seed=seed, options=options)  # SeededGames: None plays the next game
         observation, _, _, _, _ = self.env.last()
         return self._tianshou_obs(observation), self._info(game_over=False, illegal=False)
 

@@ -44,12 +44,12 @@ from typing import Optional
 
 import numpy as np
 import torch
-from pettingzoo.utils import BaseWrapper
 from tensordict import TensorDictBase
 from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 from torchrl.envs.utils import MarlGroupMapType
 
 from ..env import env as arboretum_env
+from ..seeded_games import SeededGames
 
 GROUP = "agents"
 OBSERVATION_KEY = (GROUP, "observation", "observation")
@@ -60,23 +60,6 @@ REWARD_KEY = (GROUP, "reward")
 RETURN_KEY = (GROUP, "return")
 RETURN_KNOWN_KEY = (GROUP, "return_known")
 
-_SEED_BOUND = 2**63
-
-
-class SeededGames(BaseWrapper):
-    """A PettingZoo wrapper that gives every game a seed from its own generator:
-    ``reset(seed=s)`` restarts the generator from ``s``; ``reset()`` (what TorchRL calls after
-    each game) draws the next game's seed from it. The generator starts from the ``seed`` given
-    here (``None``: fresh entropy)."""
-
-    def __init__(self, env, seed: Optional[int] = None):
-        super().__init__(env)
-        self._games = np.random.default_rng(seed)
-
-    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
-        if seed is not None:
-            self._games = np.random.default_rng(seed)
-        self.env.reset(seed=int(self._games.integers(_SEED_BOUND)), options=options)
 
 
 def make_env(num_players: int = 2, seed: Optional[int] = None, *, device="cpu",
