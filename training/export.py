@@ -35,6 +35,7 @@ from arboretum_env.versions import check_versions, current_versions
 from training.config import config_from_dict
 from training.network import sb3_network_state
 from training.sb3_safe import CheckpointError, safe_load
+from training.selfplay_export import export_selfplay_checkpoint, selfplay_checkpoint
 
 __all__ = ["CheckpointError", "export_policy", "export_torchscript", "export_onnx", "convert_torchscript", "save_checkpoint",
            "find_checkpoint", "read_checkpoint_meta", "load_checkpoint", "export_command"]
@@ -252,6 +253,12 @@ def export_command(source: str, out: str | None, fmt: str = "safetensors",
         raise PolicyFileError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     deploy = {"torchscript": (export_torchscript, ".pt"), "onnx": (export_onnx, ".onnx")}.get(fmt)
     src = Path(source)
+    selfplay = selfplay_checkpoint(src) if src.suffix == ".pt" or (
+        src.is_dir() and not list(src.glob("checkpoints/step_*.zip"))) else None
+    if selfplay is not None:  # a self-play checkpoint (or run folder): its learner's network
+        suffix = SUFFIX if deploy is None else deploy[1]
+        target = check_writable(Path(out) if out else selfplay.with_name(selfplay.stem + "_policy" + suffix), "-o")
+        return _write_policy(target, deploy, lambda path: export_selfplay_checkpoint(selfplay, path))
     if src.is_file() and src.suffix == ".pt":
         target = check_writable(Path(out) if out else src.with_suffix(SUFFIX), "-o")
         with _writing(target):
@@ -267,12 +274,18 @@ def export_command(source: str, out: str | None, fmt: str = "safetensors",
     target = check_writable(Path(out) if out else zip_path.with_name(zip_path.stem + "_policy" + suffix), "-o")
     model, meta, zip_path = load_checkpoint(zip_path)
     config = checkpoint_config(zip_path, meta)
+    return _write_policy(target, deploy, lambda path: export_policy(
+        model, path, {"timesteps": meta.get("timesteps"), "trained_from": str(zip_path),
+                      "num_players": config.num_players, "hints": config.hints, "advisor": config.teacher}))
+
+
+def _write_policy(target: Path, deploy, write) -> str:
+    """``write(path)`` a policy file at ``target``, or (``deploy``: TorchScript or ONNX) at a
+    temporary name, deployed to ``target`` and removed."""
     policy_path = target if deploy is None else target.with_name(target.name + ".tmp" + SUFFIX)
     with _writing(target):
         try:
-            export_policy(model, policy_path, {"timesteps": meta.get("timesteps"), "trained_from": str(zip_path),
-                                               "num_players": config.num_players, "hints": config.hints,
-                                               "advisor": config.teacher})
+            write(policy_path)
             if deploy is not None:
                 deploy[0](policy_path, target)
         finally:

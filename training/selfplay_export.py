@@ -1,12 +1,21 @@
 """The self-play trainer's policy file: data only (``agents.policy_file``: safetensors weights and
 a JSON description naming the network, ``plane_net``); what ``PolicyAgent``, ``evaluate``,
-``play`` and ``export --format torchscript/onnx`` read."""
+``play`` and ``export --format torchscript/onnx`` read. A run's checkpoints
+(``checkpoints/step_N.pt``) become policy files the same way, so ``evaluate``, ``play`` and
+``export`` also take a checkpoint or a run folder in the middle of a run."""
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
+from typing import Optional
+
+import torch
 
 from arboretum_env.agents.policy_file import save_policy_file
+
+from .sb3_safe import CheckpointError
 
 TRAINED_FROM = ("self-play from scratch: every seat played by the learner or frozen snapshots of it; "
                 "no heuristic, no hints, no imitation")
@@ -16,7 +25,8 @@ def policy_metadata(trainer) -> dict:
     c = trainer.c
     return {"hints": False, "trainer": "selfplay", "num_players": c.num_players,
             "timesteps": trainer.steps, "trained_from": TRAINED_FROM,
-            "reward_mode": c.reward_mode, "size": trainer.net.size_report()}
+            "reward_mode": c.reward_mode, "reward_shaping": c.reward_shaping,
+            "size": trainer.net.size_report()}
 
 
 def network_kwargs(config) -> dict:
@@ -26,3 +36,68 @@ def network_kwargs(config) -> dict:
 def export_selfplay_policy(trainer, path: Path) -> Path:
     return save_policy_file(path, "plane_net", network_kwargs(trainer.c), trainer.net.state_dict(),
                             policy_metadata(trainer))
+
+
+# ----------------------------------------------------------------------------- checkpoints as policies
+def checkpoint_files(checkpoints: Path) -> list[Path]:
+    """A self-play run's ``checkpoints/step_N.pt`` files, newest first."""
+    if not checkpoints.is_dir():
+        return []
+    found = [(int(p.stem.split("_")[1]), p) for p in checkpoints.glob("step_*.pt")
+             if p.stem.split("_")[1].isdigit()]
+    return [p for _, p in sorted(found, reverse=True)]
+
+
+def _checkpoint_meta(pt: Path) -> Optional[dict]:
+    """The JSON beside a self-play checkpoint (None if it is missing, damaged or not a
+    self-play checkpoint's)."""
+    try:
+        meta = json.loads(pt.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(meta, dict) and isinstance(meta.get("config"), dict) and "steps" in meta
+    return meta if ok and meta["config"].get("trainer") == "selfplay" else None
+
+
+def selfplay_checkpoint(source) -> Optional[Path]:
+    """The self-play checkpoint ``source`` names: ``checkpoints/step_N.pt`` itself, or a run
+    folder's newest whole checkpoint (its ``.json`` written last marks it whole); None when
+    ``source`` is neither (an SB3 checkpoint, a policy file, a folder without self-play
+    checkpoints)."""
+    path = Path(source)
+    if path.is_file() and path.suffix == ".pt":
+        return path if _checkpoint_meta(path) is not None else None
+    if path.is_dir():
+        for pt in checkpoint_files(path / "checkpoints"):
+            if _checkpoint_meta(pt) is not None:
+                return pt
+    return None
+
+
+def export_selfplay_checkpoint(pt: Path, target: Path) -> Path:
+    """Write the learner's network of self-play checkpoint ``pt`` as a policy file ``target``
+    (tensors read with ``weights_only=True``: nothing in the file is run). A damaged checkpoint
+    is one ``CheckpointError`` line."""
+    meta = _checkpoint_meta(pt)
+    try:
+        tensors = torch.load(pt, map_location="cpu", weights_only=True)
+        state, config = tensors["net"], meta["config"]
+        kwargs = {"channels": int(config["channels"]), "hidden": int(config["hidden"])}
+    except Exception as exc:  # damaged, half-written, or another trainer's file
+        raise CheckpointError(f"{pt}: not a readable self-play checkpoint ({type(exc).__name__})") from None
+    metadata = {"hints": False, "trainer": "selfplay", "num_players": config.get("num_players"),
+                "timesteps": int(meta["steps"]), "trained_from": TRAINED_FROM,
+                "reward_mode": config.get("reward_mode"),
+                "reward_shaping": config.get("reward_shaping", "none"), "checkpoint": str(pt)}
+    return save_policy_file(target, "plane_net", kwargs, state, metadata)
+
+
+def selfplay_checkpoint_agent(pt: Path, seed: Optional[int] = None):
+    """A ``PolicyAgent`` playing the learner of self-play checkpoint ``pt`` (through a policy
+    file in a temporary folder, so it is read and checked exactly as a policy file is)."""
+    from arboretum_env.agents.policy import PolicyAgent
+
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = PolicyAgent(export_selfplay_checkpoint(pt, Path(tmp) / "policy.safetensors"), seed=seed)
+    agent.path = str(pt)
+    return agent

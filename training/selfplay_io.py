@@ -29,6 +29,7 @@ import yaml
 from arboretum_env.fileio import atomic_write_bytes, atomic_write_text
 
 from .run_folder import RunFolderError, RunLock, claim
+from .selfplay_export import checkpoint_files
 from .tournament import rate
 
 __all__ = ["RunFolder", "RunFolderError", "write_curve_plot"]
@@ -67,11 +68,7 @@ class RunFolder:
 
     # ------------------------------------------------------------------ checkpoints
     def _checkpoint_files(self) -> list[Path]:
-        if not self.checkpoints.is_dir():
-            return []
-        found = [(int(p.stem.split("_")[1]), p) for p in self.checkpoints.glob("step_*.pt")
-                 if p.stem.split("_")[1].isdigit()]
-        return [p for _, p in sorted(found, reverse=True)]
+        return checkpoint_files(self.checkpoints)
 
     def save_checkpoint(self, steps: int, tensors: dict, meta: dict) -> Path:
         """``checkpoints/step_<steps>.pt`` (tensors) and ``.json`` (the rest), each atomically."""

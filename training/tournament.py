@@ -95,6 +95,12 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
             raise TournamentError(
                 f"unknown agent {spec!r}: expected an agent name ({', '.join(sorted(AGENT_REGISTRY))}), a checkpoint "
                 f"(run folder or .zip) or a policy file (.safetensors)") from exc
+    if path.suffix == ".pt" or (path.is_dir() and not (path / "policy.safetensors").is_file()):
+        from training.selfplay_export import selfplay_checkpoint, selfplay_checkpoint_agent
+
+        found = selfplay_checkpoint(path)  # a self-play checkpoint, or a run in the middle of its run
+        if found is not None:
+            return selfplay_checkpoint_agent(found, seed), "policy", found.parent.parent
     if path.suffix in (".safetensors", ".pt") or (path.is_file() and path.suffix not in (".zip", ".json")):
         if not path.is_file():  # said before importing torch
             raise TournamentError(f"{spec}: no such policy file")
