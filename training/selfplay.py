@@ -12,7 +12,9 @@ evaluation opponents.
    one seat against one snapshot in all the others.
 3. Returns per seat: each seat's decisions form their own trajectory; a seat's end-of-game
    reward (the loser's too) is credited to that seat's last decision; GAE runs along each
-   seat's own chain of decisions (``_gae``).
+   seat's own chain of decisions (``_gae``). With ``reward_shaping: path_potential``, each
+   decision also gets ``gamma * phi(next own view) - phi(this view)`` (``path_potential``;
+   phi is 0 once the game is over), which sums to the same return over a game.
 4. PPO update (clipped objective, value loss, entropy bonus; logits of illegal ids at -1e9).
 5. Every ``eval_every`` steps: checkpoint, then evaluation against the baselines, curves
    (``curve.jsonl``, TensorBoard, ``learning_curve.png``), OpenSkill ratings across checkpoints.
@@ -35,7 +37,8 @@ import torch
 from arboretum_env.actions import FRAME_CELLS, NUM_ACTIONS
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.engine.jit_playout import compile_kernel
-from arboretum_env.observation import OBS_SIZE
+from arboretum_env.observation import OBS_SIZE, OFFSETS, SEATS, SUMMARY_BLOCK
+from arboretum_env.engine.cards import NUM_CARDS, NUM_SPECIES
 from arboretum_env.vector import VectorEnv
 
 from .batch_eval import evaluate_policy
@@ -44,6 +47,19 @@ from .selfplay_export import export_selfplay_policy
 from .selfplay_io import RunFolder, write_curve_plot
 
 LEARNER = -1
+_SUMMARY = OFFSETS["arboretum_summary"]
+
+
+def path_potential(obs: np.ndarray) -> np.ndarray:
+    """``phi`` of observations ``[B, >= _SUMMARY + 400]``: the observer's best-path points
+    summed over species minus the highest such sum of another seat, / 20 (the units of the
+    ``score_margin`` reward), read from ``arboretum_summary`` (rights not counted). It is the
+    game's own score function, not advice: potential-based shaping (Ng, Harada and Russell,
+    1999) with ``phi = 0`` at the end of a game adds nothing to a game's return and only moves
+    credit to the decisions that grow a path."""
+    summary = obs[:, _SUMMARY:_SUMMARY + SEATS * SUMMARY_BLOCK].reshape(len(obs), SEATS, SUMMARY_BLOCK)
+    points = summary[:, :, NUM_CARDS:NUM_CARDS + NUM_SPECIES].sum(axis=2)
+    return points[:, 0] - points[:, 1:].max(axis=1)
 
 
 # ----------------------------------------------------------------------------- returns
@@ -176,12 +192,19 @@ class SelfPlayTrainer:
                 self._deal_controllers(ended)
         # bootstrap: the value of each open seat's view now
         self.bootstrap = np.zeros(size, np.float32)
+        boot_phi = np.zeros(size, np.float32)
         for seat in range(c.num_players):
             games = np.flatnonzero(self.open[:, seat] >= 0)
             if len(games):
                 views = venv.observe(np.full(len(games), seat), rows=games)
                 with torch.no_grad():
                     self.bootstrap[self.open[games, seat]] = self.net(torch.from_numpy(views))[1].numpy()
+                boot_phi[self.open[games, seat]] = path_potential(views)
+        if c.reward_shaping == "path_potential":
+            phi = path_potential(self.buf_other[:size])
+            nxt = self.buf_next[:size]
+            following = np.where(nxt >= 0, phi[np.maximum(nxt, 0)], boot_phi)  # 0 after a game's end
+            self.buf_reward[:size] += c.gamma * following - phi
         return size
 
     # ------------------------------------------------------------------ update
