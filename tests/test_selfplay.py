@@ -29,11 +29,9 @@ def _gae_reference(values, rewards, dones, nexts, bootstrap, gamma, lam):
         for i, j in enumerate(chain):
             if dones[j]:
                 nv = 0.0
-                r = rewards[j]
             else:
                 nv = values[chain[i + 1]] if i + 1 < len(chain) else bootstrap[j]
-                r = 0.0
-            deltas.append(r + gamma * nv - values[j])
+            deltas.append(rewards[j] + gamma * nv - values[j])
         for i, j in enumerate(chain):
             adv[j] = sum((gamma * lam) ** (k - i) * deltas[k] for k in range(i, len(chain)))
     return adv
@@ -55,6 +53,14 @@ def test_gae_follows_each_seats_own_chain():
     expected = _gae_reference(values, rewards, dones, nexts, bootstrap, 0.99, 0.9)
     assert adv == pytest.approx(expected, abs=1e-5)
     assert order  # seats alternate: each chain skips the other seat's entries
+    # rewards on every decision (shaping): each one counts, the bootstrapped ones included
+    rewards = rng.normal(size=8).astype(np.float32)
+    _gae(values, rewards, dones, nexts, bootstrap, 1.0, 0.95, adv)
+    assert adv == pytest.approx(_gae_reference(values, rewards, dones, nexts, bootstrap, 1.0, 0.95), abs=1e-5)
+    before = adv[0]
+    rewards[2] += 1.0  # a reward on seat 0's second decision reaches its first through lambda
+    _gae(values, rewards, dones, nexts, bootstrap, 1.0, 0.95, adv)
+    assert adv[0] - before == pytest.approx(0.95, abs=1e-5)
 
 
 @pytest.mark.parametrize("data,message", [

@@ -66,15 +66,16 @@ def path_potential(obs: np.ndarray) -> np.ndarray:
 def _gae(values, rewards, dones, nexts, bootstrap, gamma, lam, advantages):  # pragma: no cover
     """GAE along each seat's chain of decisions: ``nexts[j]`` is the buffer index of the same
     seat's next decision (-1 if it is not in this rollout: then ``bootstrap[j]`` is the value
-    of that seat's view now); ``dones[j]``: ``j`` was the seat's last decision of its game."""
+    of that seat's view now); ``dones[j]``: ``j`` was the seat's last decision of its game;
+    ``rewards[j]``: what decision ``j`` earned (the end-of-game reward, plus shaping if on)."""
     for j in range(values.shape[0] - 1, -1, -1):
         if dones[j]:
             advantages[j] = rewards[j] - values[j]
         elif nexts[j] < 0:
-            advantages[j] = gamma * bootstrap[j] - values[j]
+            advantages[j] = rewards[j] + gamma * bootstrap[j] - values[j]
         else:
             k = nexts[j]
-            advantages[j] = gamma * values[k] - values[j] + gamma * lam * advantages[k]
+            advantages[j] = rewards[j] + gamma * values[k] - values[j] + gamma * lam * advantages[k]
 
 
 _gae = compile_kernel(_gae)
