@@ -206,24 +206,33 @@ def _merge_baseline_seats(games: list[dict]) -> list[dict]:
 
 
 def write_curve_plot(curve: list[dict], out: Path, title: str) -> Path:
-    """Win rate per baseline over learner steps and over training wall time."""
+    """Per baseline the win rate and the mean score margin, and the OpenSkill rating of each
+    checkpoint, over learner steps (left) and training wall time (right)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100, sharey=True)
+    fig, axes = plt.subplots(3, 2, figsize=(10, 9), dpi=100, sharex="col", sharey="row")
     names = sorted({k for row in curve for k in row["win_rate"]})
-    for name in names:
-        rows = [r for r in curve if name in r["win_rate"]]
-        for ax, x in zip(axes, ("step", "wall_s")):
-            ax.plot([r[x] for r in rows], [r["win_rate"][name] for r in rows], marker="o", label=f"vs {name}")
-    for ax, label in zip(axes, ("learner steps", "training wall time (s)")):
-        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_ylim(0, 1)
-        ax.set_xlabel(label)
-    axes[0].set_ylabel("win rate (sole wins)")
-    axes[0].legend(loc="lower right")
+    for col, x in enumerate(("step", "wall_s")):
+        for name in names:
+            rows = [r for r in curve if name in r["win_rate"]]
+            xs = [r[x] for r in rows]
+            axes[0, col].plot(xs, [r["win_rate"][name] for r in rows], marker="o", label=f"vs {name}")
+            margins = [r for r in rows if name in r.get("mean_margin", {})]
+            axes[1, col].plot([r[x] for r in margins], [r["mean_margin"][name] for r in margins], marker="o",
+                              label=f"vs {name}")
+        rated = [r for r in curve if r.get("rating") is not None]
+        axes[2, col].plot([r[x] for r in rated], [r["rating"] for r in rated], marker="o", color="black")
+        axes[0, col].axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
+        axes[1, col].axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
+        axes[2, col].set_xlabel(("learner steps", "training wall time (s)")[col])
+    axes[0, 0].set_ylim(0, 1)
+    axes[0, 0].set_ylabel("win rate (sole wins)")
+    axes[1, 0].set_ylabel("mean score margin")
+    axes[2, 0].set_ylabel("OpenSkill rating (ordinal)")
+    axes[0, 0].legend(loc="lower right")
     fig.suptitle(f"{title}: self-play from scratch, evaluation against fixed baselines")
     fig.tight_layout()
     fig.savefig(out)
