@@ -36,9 +36,9 @@ import torch
 
 from arboretum_env.actions import FRAME_CELLS, NUM_ACTIONS
 from arboretum_env.agents.selfplay_net import PlaneNet
+from arboretum_env.engine.cards import NUM_CARDS, NUM_SPECIES
 from arboretum_env.engine.jit_playout import compile_kernel
 from arboretum_env.observation import OBS_SIZE, OFFSETS, SEATS, SUMMARY_BLOCK
-from arboretum_env.engine.cards import NUM_CARDS, NUM_SPECIES
 from arboretum_env.vector import VectorEnv
 
 from .batch_eval import evaluate_policy

@@ -32,8 +32,9 @@ A pool of frozen opponents (only "main" learns; ``load_state_path`` is what
   the callback :func:`count_illegal_actions` sums those of sampled episodes into the
   ``env_runners/illegal_actions`` metric (with masking it stays 0).
 * Seeds: ``reset(seed=s)`` reseeds the env's own ``numpy`` Generator (``SeededGames``), and
-  every game is ``raw_env.reset(seed=<next draw>)``; RLlib seeds the first reset of each env runner from
-  ``config.debugging(seed=...)``, so a seeded run replays its games. No global RNG is used.
+  every game is ``raw_env.reset(seed=<next draw>)``; RLlib seeds the first reset of each env
+  runner from ``config.debugging(seed=...)``, so a seeded run replays its games. No global RNG
+  is used.
 * Seats ``player_0`` .. ``player_{n-1}``; all map to :data:`MAIN_POLICY` in self-play. With a
   pool, each game seats "main" at one seat and pool members at the others, chosen from the
   episode id (:class:`PoolMapping`).
@@ -55,8 +56,8 @@ from ray.tune.registry import register_env
 
 from ..actions import NUM_ACTIONS
 from ..env import raw_env
-from ..seeded_games import SeededGames
 from ..observation import OBS_SIZE
+from ..seeded_games import SeededGames
 from ..versions import ENV_NAME
 
 RLLIB_ENV_NAME = ENV_NAME
