@@ -253,8 +253,7 @@ def export_command(source: str, out: str | None, fmt: str = "safetensors",
         raise PolicyFileError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     deploy = {"torchscript": (export_torchscript, ".pt"), "onnx": (export_onnx, ".onnx")}.get(fmt)
     src = Path(source)
-    selfplay = selfplay_checkpoint(src) if src.suffix == ".pt" or (
-        src.is_dir() and not list(src.glob("checkpoints/step_*.zip"))) else None
+    selfplay = selfplay_checkpoint(src)  # None for SB3 checkpoints and folders, policy files
     if selfplay is not None:  # a self-play checkpoint (or run folder): its learner's network
         suffix = SUFFIX if deploy is None else deploy[1]
         target = check_writable(Path(out) if out else selfplay.with_name(selfplay.stem + "_policy" + suffix), "-o")

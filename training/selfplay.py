@@ -193,15 +193,17 @@ class SelfPlayTrainer:
                 self._deal_controllers(ended)
         # bootstrap: the value of each open seat's view now
         self.bootstrap = np.zeros(size, np.float32)
-        boot_phi = np.zeros(size, np.float32)
+        shaping = c.reward_shaping == "path_potential"
+        boot_phi = np.zeros(size, np.float32)  # phi of those views (0 for chains that ended)
         for seat in range(c.num_players):
             games = np.flatnonzero(self.open[:, seat] >= 0)
             if len(games):
                 views = venv.observe(np.full(len(games), seat), rows=games)
                 with torch.no_grad():
                     self.bootstrap[self.open[games, seat]] = self.net(torch.from_numpy(views))[1].numpy()
-                boot_phi[self.open[games, seat]] = path_potential(views)
-        if c.reward_shaping == "path_potential":
+                if shaping:
+                    boot_phi[self.open[games, seat]] = path_potential(views)
+        if shaping:
             phi = path_potential(self.buf_other[:size])
             nxt = self.buf_next[:size]
             following = np.where(nxt >= 0, phi[np.maximum(nxt, 0)], boot_phi)  # 0 after a game's end

@@ -67,9 +67,6 @@ class RunFolder:
                     self._writer = None
 
     # ------------------------------------------------------------------ checkpoints
-    def _checkpoint_files(self) -> list[Path]:
-        return checkpoint_files(self.checkpoints)
-
     def save_checkpoint(self, steps: int, tensors: dict, meta: dict) -> Path:
         """``checkpoints/step_<steps>.pt`` (tensors) and ``.json`` (the rest), each atomically."""
         path = self.checkpoints / f"step_{steps}.pt"
@@ -80,7 +77,7 @@ class RunFolder:
         return path
 
     def load_newest_checkpoint(self) -> tuple[dict, dict]:
-        for path in self._checkpoint_files():
+        for path in checkpoint_files(self.checkpoints):
             try:
                 meta = json.loads(path.with_suffix(".json").read_text())
                 tensors = torch.load(path, map_location="cpu", weights_only=True)

@@ -42,7 +42,6 @@ from __future__ import annotations
 import warnings
 from typing import Optional
 
-import numpy as np
 import torch
 from tensordict import TensorDictBase
 from torchrl.envs.libs.pettingzoo import PettingZooWrapper
@@ -59,7 +58,6 @@ ACTION_KEY = (GROUP, "action")
 REWARD_KEY = (GROUP, "reward")
 RETURN_KEY = (GROUP, "return")
 RETURN_KNOWN_KEY = (GROUP, "return_known")
-
 
 
 def make_env(num_players: int = 2, seed: Optional[int] = None, *, device="cpu",
