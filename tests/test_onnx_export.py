@@ -1,7 +1,8 @@
 """``arboretum export --format onnx`` (issue 15 point 4): the exported model, run under
 onnxruntime, picks the same actions as the policy (``PolicyAgent``: the torch network with the mask)
 on 1,000 observations from real games, for the shipped agent (which reads hints: its ONNX input
-is the observation followed by the hints) and a small ``plane_net``. Skipped without the
+is the observation followed by the hints) and a small ``plane_net``, with and without its card
+head. Skipped without the
 ``[onnx]`` extra."""
 
 from __future__ import annotations
@@ -79,9 +80,10 @@ def test_shipped_agent_onnx_picks_the_policys_actions(tmp_path, decisions, capsy
     assert same == len(decisions)
 
 
-def test_small_plane_net_onnx_picks_the_policys_actions(tmp_path, decisions):
+@pytest.mark.parametrize("kwargs", [{"channels": 4, "hidden": 16}, {"channels": 4, "hidden": 16, "card_hidden": 8}],
+                         ids=["plain", "card_head"])
+def test_small_plane_net_onnx_picks_the_policys_actions(tmp_path, decisions, kwargs):
     torch.manual_seed(3)
-    kwargs = {"channels": 4, "hidden": 16}
     policy = save_policy_file(tmp_path / "small.safetensors", "plane_net", kwargs,
                               build_network("plane_net", kwargs).state_dict(), {"hints": False, "timesteps": 1})
     out = tmp_path / "small.onnx"

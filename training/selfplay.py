@@ -98,7 +98,7 @@ class SelfPlayTrainer:
         torch.manual_seed(config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)  # the policy's samples
         self.rng = np.random.default_rng(config.seed)
-        self.net = PlaneNet(config.channels, config.hidden)
+        self.net = PlaneNet(config.channels, config.hidden, config.card_hidden)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
         self.snapshots: list[PlaneNet] = []
         self.snapshot_steps: list[int] = []
@@ -296,7 +296,7 @@ class SelfPlayTrainer:
         return self.folder.finish(self, final)
 
     def add_snapshot(self) -> None:
-        snapshot = PlaneNet(self.c.channels, self.c.hidden)
+        snapshot = PlaneNet(self.c.channels, self.c.hidden, self.c.card_hidden)
         snapshot.load_state_dict(self.net.state_dict())
         snapshot.eval()
         self.snapshots.append(snapshot)

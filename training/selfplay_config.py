@@ -76,6 +76,9 @@ class SelfPlayConfig:
     """Convolution channels over the 19 planes."""
     hidden: int = checked(128, ge=8, le=4096)
     """Width of the global summary."""
+    card_hidden: int = checked(0, ge=0, le=4096)
+    """Units of the per-card head (``agents.card_head.CardHead``: logits for playing,
+    discarding and taking each card, one small network shared by all cards); 0: no card head."""
 
     # --- snapshots of the learner as opponents
     snapshot_every: int = checked(100_000, ge=0, le=10**11)

@@ -30,7 +30,13 @@ def policy_metadata(trainer) -> dict:
 
 
 def network_kwargs(config) -> dict:
-    return {"channels": config.channels, "hidden": config.hidden}
+    """``PlaneNet``'s arguments from a config (an object or a checkpoint's dict); ``card_hidden``
+    only when the card head is on, so that files without it read as before."""
+    get = config.get if isinstance(config, dict) else lambda key, default=None: getattr(config, key, default)
+    kwargs = {"channels": int(get("channels")), "hidden": int(get("hidden"))}
+    if int(get("card_hidden", 0) or 0):
+        kwargs["card_hidden"] = int(get("card_hidden"))
+    return kwargs
 
 
 def export_selfplay_policy(trainer, path: Path) -> Path:
@@ -82,7 +88,7 @@ def export_selfplay_checkpoint(pt: Path, target: Path) -> Path:
     try:
         tensors = torch.load(pt, map_location="cpu", weights_only=True)
         state, config = tensors["net"], meta["config"]
-        kwargs = {"channels": int(config["channels"]), "hidden": int(config["hidden"])}
+        kwargs = network_kwargs(config)
     except Exception as exc:  # damaged, half-written, or another trainer's file
         raise CheckpointError(f"{pt}: not a readable self-play checkpoint ({type(exc).__name__})") from None
     metadata = {"hints": False, "trainer": "selfplay", "num_players": config.get("num_players"),

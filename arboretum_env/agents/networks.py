@@ -183,8 +183,9 @@ def _check_kwargs(name: str, cls: type, kwargs) -> dict:
             if not isinstance(value, bool):
                 raise NetworkSpecError(f"network {name!r}: {key} must be true or false, got {value!r}")
         elif isinstance(default, int):
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WIDTH:
-                raise NetworkSpecError(f"network {name!r}: {key} must be an integer 1..{MAX_WIDTH}, got {value!r}")
+            low = 0 if default == 0 else 1  # 0 = "leave this part out" where that is the default
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_WIDTH:
+                raise NetworkSpecError(f"network {name!r}: {key} must be an integer {low}..{MAX_WIDTH}, got {value!r}")
     missing = [k for k, p in params.items() if p.default is inspect.Parameter.empty and k not in kwargs]
     if missing:
         raise NetworkSpecError(f"network {name!r}: missing argument(s) {', '.join(missing)}")

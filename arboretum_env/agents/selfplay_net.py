@@ -9,7 +9,10 @@ cost several times more per multiply-add); each play-cell logit (ids 85..408 are
 cells) comes from that cell's features plus a per-channel bias from the global summary, so a
 placement is judged by what lies on and around its cell, the same way everywhere. The global
 summary (the cell features pooled by mean and max, and one linear layer over the other values)
-gives the other 165 logits and the value.
+gives the other 165 logits and the value. With ``card_hidden > 0`` a ``CardHead``
+(``card_head.py``) adds per-card logits for the card decisions (play, discard, take a pile's
+top card), one small network shared by all cards; ``card_hidden = 0`` (the default, and every
+policy file written before it existed) leaves it out.
 
 ``forward(obs [B, OBS_SIZE]) -> (logits [B, 489], value [B])``; the logits are not masked.
 Parameters and multiply-adds per decision: ``PlaneNet.size_report()`` (docs/training.md lists
@@ -24,6 +27,7 @@ from torch import nn
 
 from ..actions import DISCARD, FRAME, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL
 from ..observation import OBS_SIZE, SECTIONS
+from .card_head import CardHead
 
 N_OTHER_LOGITS = NUM_ACTIONS - FRAME_CELLS
 NEIGHBOUR_PLANES = 2
@@ -50,7 +54,7 @@ class PlaneNet(nn.Module):
     summary. Cells are kept cell-major (``[B, 324, features]``) so that the layers shared by all
     cells are plain matrix products over ``B * 324`` rows."""
 
-    def __init__(self, channels: int = 8, hidden: int = 128):
+    def __init__(self, channels: int = 8, hidden: int = 128, card_hidden: int = 0):
         super().__init__()
         self.planes_at, n_planes = plane_block()
         self.n_planes, self.channels, self.hidden = n_planes, channels, hidden
@@ -62,6 +66,8 @@ class PlaneNet(nn.Module):
         self.cell_out = nn.Linear(channels, 1)
         self.logits = nn.Linear(hidden, N_OTHER_LOGITS)
         self.value = nn.Linear(hidden, 1)
+        self.card_hidden = card_hidden
+        self.cards = CardHead(hidden, card_hidden) if card_hidden else None
         for layer in (self.logits, self.cell_out):
             nn.init.orthogonal_(layer.weight, gain=0.01)
             nn.init.zeros_(layer.bias)
@@ -98,6 +104,8 @@ class PlaneNet(nn.Module):
         cells_out = self.cell_out(torch.relu(cell + self.condition(h)[:, None, :])).view(batch, FRAME_CELLS)
         rest = self.logits(h)
         logits = torch.cat([rest[:, :PLAY_CELL], cells_out, rest[:, PLAY_CELL:]], dim=1)
+        if self.cards is not None:
+            logits = self.cards.add_to(logits, other, cells, h)
         return logits, self.value(h).squeeze(1)
 
     def size_report(self) -> dict:
@@ -106,6 +114,8 @@ class PlaneNet(nn.Module):
         c, h = self.channels, self.hidden
         macs = (FRAME_CELLS * c * (self.n_planes + 4 * NEIGHBOUR_PLANES + 1) + self.planes_at * h
                 + (2 * c + h) * h + h * c + h * N_OTHER_LOGITS + h)
+        if self.cards is not None:
+            macs += self.cards.multiply_adds(h)
         return {"parameters": int(params), "multiply_adds": int(macs)}
 
 
