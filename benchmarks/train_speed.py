@@ -14,7 +14,10 @@ threads:
 
 Each is timed after one warm-up rollout and update (compilation, first allocations). No
 evaluation is counted. The last line is one JSON object: both steps/s, their ratio, the
-network's parameters and multiply-adds per decision; targets: selfplay >= 3,000 steps/s and
+network's parameters and multiply-adds per decision, the self-play trainer's time per step in
+collection and in updates, and ``ratio_if_collection_free`` (the SB3 path's time per step over
+the update's alone: a bound on the ratio at these PPO settings, as SB3 runs the same update on
+the same network); targets: selfplay >= 3,000 steps/s and
 >= 15x sb3.
 
     python benchmarks/train_speed.py [--seconds 60] [--threads 2] [--sb3-envs 2]
@@ -48,12 +51,17 @@ def selfplay_speed(seconds: float, threads: int) -> tuple[float, dict]:
     trainer.venv.reset(seed=0)
     trainer._deal_controllers(np.arange(config.num_envs))
     trainer.update(trainer.collect())  # warm-up
-    steps, start = 0, time.perf_counter()
+    steps, collecting, start = 0, 0.0, time.perf_counter()
     while time.perf_counter() - start < seconds:
+        began = time.perf_counter()
         size = trainer.collect()
+        collecting += time.perf_counter() - began
         trainer.update(size)
         steps += size
-    return steps / (time.perf_counter() - start), {"config": {
+    elapsed = time.perf_counter() - start
+    split = {"collect_us_per_step": round(1e6 * collecting / steps, 1),
+             "update_us_per_step": round(1e6 * (elapsed - collecting) / steps, 1)}
+    return steps / elapsed, {"split": split, "config": {
         k: getattr(config, k) for k in ("num_envs", "rollout_steps", "update_epochs", "minibatch_size",
                                         "channels", "hidden")}, "size": trainer.net.size_report()}
 
@@ -107,7 +115,11 @@ def main(argv=None) -> dict:
     sb3 = sb3_speed(args.seconds, args.threads, args.sb3_envs, c["num_envs"] * c["rollout_steps"],
                     c["update_epochs"], c["minibatch_size"])
     return {"benchmark": "train_speed", "selfplay_steps_per_s": round(selfplay), "sb3_steps_per_s": round(sb3),
-            "ratio": round(selfplay / sb3, 2), "threads": args.threads, "cpu_count": os.cpu_count(),
+            "ratio": round(selfplay / sb3, 2),
+            # the ratio even if collection cost nothing: the SB3 path's time per step over this
+            # trainer's update time per step (the same network and PPO settings in both)
+            "ratio_if_collection_free": round(1e6 / sb3 / info["split"]["update_us_per_step"], 2),
+            "selfplay_split": info["split"], "threads": args.threads, "cpu_count": os.cpu_count(),
             "load_average": list(os.getloadavg()), "network": {"name": "plane_net", **info["size"]},
             "ppo": c, "targets": {"selfplay_steps_per_s": TARGET_STEPS, "ratio": TARGET_RATIO},
             "targets_met": {"selfplay_steps_per_s": selfplay >= TARGET_STEPS, "ratio": selfplay / sb3 >= TARGET_RATIO}}
