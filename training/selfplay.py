@@ -1,15 +1,17 @@
 """Batched self-play PPO with action masking, in one file that reads top to bottom (CleanRL style).
 
 No heuristic anywhere in training: every seat of every game is played by the learner's current
-policy or by a frozen snapshot of it; the heuristics (random, greedy, tempo) appear only as
-evaluation opponents.
+policy, a frozen snapshot of it or a fixed self-play policy (``league``); the heuristics
+(random, greedy, tempo) appear only as evaluation opponents.
 
 1. ``VectorEnv`` plays ``num_envs`` games at once on the compiled fast path.
 2. Each step, the seats to move are grouped by who plays them: the learner (one batched forward
    of the current network, its decisions stored for training) and each snapshot in the pool
    (one batched forward each). A new game is a pure self-play game (the learner in every seat)
-   or, with chance ``snapshot_fraction`` once the pool has snapshots, a game of the learner in
-   one seat against one snapshot in all the others.
+   or, with chance ``snapshot_fraction`` once the pool is not empty, a game of the learner in
+   one seat against one opponent of the pool in all the others. The pool: the snapshots, and
+   the fixed self-play policies of ``league`` (``training.selfplay_league``: a main policy
+   for an exploiter run, exploiters for a main run).
 3. Returns per seat: each seat's decisions form their own trajectory; a seat's end-of-game
    reward (the loser's too) is credited to that seat's last decision; GAE runs along each
    seat's own chain of decisions (``_gae``). With ``reward_shaping: path_potential``, each
@@ -45,6 +47,7 @@ from .batch_eval import evaluate_policy
 from .selfplay_config import SelfPlayConfig
 from .selfplay_export import export_selfplay_policy
 from .selfplay_io import RunFolder, write_curve_plot
+from .selfplay_league import initial_weights, league_opponents
 
 LEARNER = -1
 _SUMMARY = OFFSETS["arboretum_summary"]
@@ -92,13 +95,20 @@ def log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
 
 # ----------------------------------------------------------------------------- the trainer
 class SelfPlayTrainer:
-    def __init__(self, config: SelfPlayConfig, folder: RunFolder):
+    def __init__(self, config: SelfPlayConfig, folder: RunFolder, start=None, league=None):
+        """``start``, ``league``: ``initial_weights(config)`` and ``league_opponents(config)``
+        when the caller has read them already (train_selfplay reads them before it claims the
+        run folder, so that a bad file leaves no folder behind)."""
         self.c, self.folder = config, folder
         torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)  # the policy's samples
         self.rng = np.random.default_rng(config.seed)
         self.net = PlaneNet(config.channels, config.hidden, config.card_hidden)
+        start = initial_weights(config) if start is None else start
+        if start is not None:
+            self.net.load_state_dict(start)
+        self.league = league_opponents(config) if league is None else league  # never evicted
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
         self.snapshots: list[PlaneNet] = []
         self.snapshot_steps: list[int] = []
@@ -141,13 +151,18 @@ class SelfPlayTrainer:
     def greedy_policy(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return self.act(self.net, obs, masks, greedy=True)[0]
 
+    def opponents(self) -> list[PlaneNet]:
+        """The pool a game's opponents are drawn from: the league, then the snapshots."""
+        return self.league + self.snapshots
+
     def _deal_controllers(self, games: np.ndarray) -> None:
         """Who plays each seat of the new games in rows ``games``."""
+        pool = len(self.league) + len(self.snapshots)
         for g in games:
             self.controller[g] = LEARNER
-            if self.snapshots and self.rng.random() < self.c.snapshot_fraction:
+            if pool and self.rng.random() < self.c.snapshot_fraction:
                 seat = int(self.rng.integers(self.c.num_players))
-                self.controller[g] = int(self.rng.integers(len(self.snapshots)))
+                self.controller[g] = int(self.rng.integers(pool))
                 self.controller[g, seat] = LEARNER
 
     # ------------------------------------------------------------------ collection
@@ -162,6 +177,7 @@ class SelfPlayTrainer:
         self.buf_done[:] = False
         self.buf_reward[:] = 0.0
         actions = np.zeros(c.num_envs, np.int64)
+        pool = self.opponents()
         for _ in range(c.rollout_steps):
             who = self.controller[rows, to_move]
             mine = np.flatnonzero(who == LEARNER)
@@ -179,7 +195,7 @@ class SelfPlayTrainer:
             size += len(mine)
             for k in np.unique(who[who != LEARNER]):
                 theirs = np.flatnonzero(who == k)
-                actions[theirs] = self.act(self.snapshots[k], obs[theirs], masks[theirs])[0]
+                actions[theirs] = self.act(pool[k], obs[theirs], masks[theirs])[0]
             obs, masks, to_move, rewards, dones = venv.step(actions)
             ended = np.flatnonzero(dones)
             for g in ended:
@@ -340,9 +356,10 @@ def train_selfplay(config: SelfPlayConfig, resume: bool = False, progress: bool 
                    overwrite: bool = False) -> dict:
     """Run (or resume) a self-play run; returns its final evaluation. The folder is locked and
     claimed as ``training.run_folder`` does it (``overwrite`` is its ``replace``)."""
+    start, league = initial_weights(config), league_opponents(config)  # bad files: before the folder
     folder = RunFolder(Path(config.runs_dir) / config.run_name, config, resume=resume, overwrite=overwrite)
     with folder.lock():
-        trainer = SelfPlayTrainer(config, folder)
+        trainer = SelfPlayTrainer(config, folder, start, league)
         if resume:
             restore(trainer, *folder.load_newest_checkpoint())
         return trainer.train(progress)

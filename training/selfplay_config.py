@@ -88,6 +88,15 @@ class SelfPlayConfig:
     snapshot_fraction: float = checked(0.3, ge=0.0, le=1.0)
     """Share of new games where the learner plays one seat and a snapshot all others (else the
     learner plays every seat)."""
+    league: list = checked([])
+    """Self-play policy files (written by this trainer, same player count) that stay in the
+    snapshot pool for the whole run, beside the snapshots: fixed opponents. An exploiter run
+    names the main policy here (with ``snapshot_every: 0, snapshot_fraction: 1.0``); a main
+    run names its exploiters (``training.selfplay_league``)."""
+    init_policy: str = checked("")
+    """A self-play policy file whose weights start the learner (its network must match
+    ``channels``, ``hidden`` and ``card_hidden``); empty: a fresh network. The optimizer starts
+    fresh."""
 
     # --- evaluation and checkpoints
     eval_every: int = checked(100_000, ge=1, le=10**11)

@@ -21,10 +21,30 @@ TRAINED_FROM = ("self-play from scratch: every seat played by the learner or fro
                 "no heuristic, no hints, no imitation")
 
 
+def _getter(config):
+    return config.get if isinstance(config, dict) else lambda key, default=None: getattr(config, key, default)
+
+
+def trained_from(config) -> str:
+    """What a policy learned from: ``TRAINED_FROM`` for a run from scratch, else the self-play
+    policy it started from (``init_policy``) and the fixed ones it met (``league``)."""
+    get = _getter(config)
+    init, league = get("init_policy", "") or "", get("league", []) or []
+    if not init and not league:
+        return TRAINED_FROM
+    text = ("self-play, no heuristic, no hints, no imitation: every seat played by the learner, "
+            "frozen snapshots of it")
+    if league:
+        text += " or the fixed self-play policies " + ", ".join(map(str, league))
+    if init:
+        text += f"; started from the self-play policy {init}"
+    return text
+
+
 def policy_metadata(trainer) -> dict:
     c = trainer.c
     return {"hints": False, "trainer": "selfplay", "num_players": c.num_players,
-            "timesteps": trainer.steps, "trained_from": TRAINED_FROM,
+            "timesteps": trainer.steps, "trained_from": trained_from(c),
             "reward_mode": c.reward_mode, "reward_shaping": c.reward_shaping,
             "size": trainer.net.size_report()}
 
@@ -32,7 +52,7 @@ def policy_metadata(trainer) -> dict:
 def network_kwargs(config) -> dict:
     """``PlaneNet``'s arguments from a config (an object or a checkpoint's dict); ``card_hidden``
     only when the card head is on, so that files without it read as before."""
-    get = config.get if isinstance(config, dict) else lambda key, default=None: getattr(config, key, default)
+    get = _getter(config)
     kwargs = {"channels": int(get("channels")), "hidden": int(get("hidden"))}
     if int(get("card_hidden", 0) or 0):
         kwargs["card_hidden"] = int(get("card_hidden"))
@@ -92,7 +112,7 @@ def export_selfplay_checkpoint(pt: Path, target: Path) -> Path:
     except Exception as exc:  # damaged, half-written, or another trainer's file
         raise CheckpointError(f"{pt}: not a readable self-play checkpoint ({type(exc).__name__})") from None
     metadata = {"hints": False, "trainer": "selfplay", "num_players": config.get("num_players"),
-                "timesteps": int(meta["steps"]), "trained_from": TRAINED_FROM,
+                "timesteps": int(meta["steps"]), "trained_from": trained_from(config),
                 "reward_mode": config.get("reward_mode"),
                 "reward_shaping": config.get("reward_shaping", "none"), "checkpoint": str(pt)}
     return save_policy_file(target, "plane_net", kwargs, state, metadata)
