@@ -18,7 +18,7 @@ def write(tmp_path, text):
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "configs").glob("*.yaml")))
-def test_shipped_configs_load(name):
+def test_shipped_configs_load(name, monkeypatch):
     from training.config import read_config_data
     from training.selfplay_config import SelfPlayConfig, selfplay_config
 
@@ -26,6 +26,11 @@ def test_shipped_configs_load(name):
     if data.get("trainer") == "selfplay":
         config = selfplay_config(data, name)
         assert isinstance(config, SelfPlayConfig)
+        from training.selfplay_league import initial_weights, league_opponents
+
+        monkeypatch.chdir(REPO)  # a recipe's paths are relative to the repository root
+        assert len(league_opponents(config)) == len(config.league)  # the files it names are taken
+        assert (initial_weights(config) is None) == (not config.init_policy)
     else:
         config = load_config(REPO / "configs" / name)
         assert isinstance(config, TrainConfig)
