@@ -77,8 +77,8 @@ def test_files_that_are_not_self_play_policies_are_refused_by_name(tmp_path):
     three, _ = _policy(tmp_path / "three.safetensors", num_players=3)
     with pytest.raises(ConfigKeyError, match="plays 3 players, this run 2"):
         league_opponents(_config(tmp_path, league=[three]))
-    with pytest.raises(ConfigKeyError, match="league: a list of policy file paths"):
-        league_opponents(_config(tmp_path, league=[5]))
+    with pytest.raises(ConfigKeyError, match="league must be a list of policy file paths, got \\[5\\]"):
+        _config(tmp_path, league=[5])  # the config's own check, before any file is read
     with pytest.raises(PolicyFileError, match="no such policy file"):
         league_opponents(_config(tmp_path, league=[str(tmp_path / "missing.safetensors")]))
     wide, _ = _policy(tmp_path / "wide.safetensors", channels=4, hidden=8)

@@ -88,7 +88,8 @@ class SelfPlayConfig:
     snapshot_fraction: float = checked(0.3, ge=0.0, le=1.0)
     """Share of new games where the learner plays one seat and a snapshot all others (else the
     learner plays every seat)."""
-    league: list = checked([])
+    league: list = checked([], test=lambda paths: all(isinstance(p, str) and p for p in paths),
+                           meaning="a list of policy file paths")
     """Self-play policy files (written by this trainer, same player count) that stay in the
     snapshot pool for the whole run, beside the snapshots: fixed opponents. An exploiter run
     names the main policy here (with ``snapshot_every: 0, snapshot_fraction: 1.0``); a main

@@ -34,9 +34,6 @@ def load_selfplay_policy(path: str, config, field: str) -> tuple[PlaneNet, dict]
 
 def league_opponents(config) -> list[PlaneNet]:
     """The frozen networks of ``config.league`` (in its order)."""
-    bad = [path for path in config.league if not isinstance(path, str) or not path]
-    if bad:
-        raise ConfigKeyError(f"league: a list of policy file paths (not {bad[0]!r})")
     return [load_selfplay_policy(path, config, "league")[0] for path in config.league]
 
 
