@@ -1,0 +1,150 @@
+"""How strong a policy can the self-play network hold? Greedy cloned into ``PlaneNet``.
+
+A measurement of the network and its observation, not a training recipe: no shipped policy
+comes from it (``models/selfplay_2p`` learns by self-play alone). It tells apart two reasons a
+self-play run may plateau: the network cannot represent a stronger policy, or the training
+signal does not lead there. If a network cloned from greedy by supervised learning beats the
+self-play policy against greedy, the same network can hold a stronger policy than self-play
+found.
+
+1. ``--games`` games of greedy against greedy (2 players, ``raw_env`` seeds ``1_000_000 + g``):
+   every decision's observation, mask and greedy's action (about 94 decisions a game).
+2. ``PlaneNet(--channels, --hidden)`` trained by cross-entropy on greedy's action, masked
+   logits, Adam, ``--epochs`` passes (learning rate linear to 0); 10% of the decisions held out.
+3. The clone (argmax) against random and greedy, ``--eval-games`` games each, seats alternated
+   (``training.batch_eval.evaluate_policy``, the trainer's evaluation).
+
+The last line is one JSON object: samples, held-out accuracy (overall and per decision: draw,
+card to play, cell, discard), win rate, draw rate and mean margin against each baseline.
+Memory: the observations are kept as float16, about 1.5 GB per 1,000 games.
+
+    python benchmarks/network_capacity.py [--games 2000] [--epochs 8] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+KINDS = ("draw", "card", "cell", "discard")
+
+
+def greedy_decisions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from arboretum_env.agents import make_agent
+    from arboretum_env.env import raw_env
+
+    observations, masks, actions = [], [], []
+    for g in range(games):
+        env = raw_env(num_players=2)
+        env.reset(seed=seed + g)
+        agents = [make_agent("greedy", seed=31 * seed + 2 * g + p) for p in range(2)]
+        while not env.state.game_over:
+            agent = env.agent_selection
+            obs = env.observe(agent)
+            action = int(agents[env.state.current_player](obs["observation"], obs["action_mask"],
+                                                          env.table_view(agent)))
+            observations.append(obs["observation"].astype(np.float16))
+            masks.append(obs["action_mask"].astype(np.int8))
+            actions.append(action)
+            env.step(action)
+    return np.stack(observations), np.stack(masks), np.array(actions, np.int64)
+
+
+def kind_of(actions: np.ndarray) -> np.ndarray:
+    """0 draw, 1 card to play, 2 cell, 3 discard (``KINDS``), from the action id ranges."""
+    from arboretum_env.actions import DISCARD, PLAY_CARD, PLAY_CELL
+
+    return np.searchsorted(np.array([PLAY_CARD, PLAY_CELL, DISCARD]), actions, side="right")
+
+
+def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: int):
+    import torch
+
+    from arboretum_env.agents.selfplay_net import PlaneNet
+    from training.selfplay import log_probs
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(actions))
+    held, train = order[:len(order) // 10], order[len(order) // 10:]
+    net = PlaneNet(channels, hidden)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+
+    def batch(rows):
+        rows = np.sort(rows)
+        return (torch.from_numpy(obs[rows].astype(np.float32)), torch.from_numpy(masks[rows]),
+                torch.from_numpy(actions[rows]))
+
+    for epoch in range(epochs):
+        for group in optimizer.param_groups:
+            group["lr"] = 1e-3 * (1 - epoch / epochs)
+        rng.shuffle(train)
+        for start in range(0, len(train) - 511, 512):
+            o, m, a = batch(train[start:start + 512])
+            loss = -log_probs(net(o)[0], m).gather(1, a[:, None]).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    net.eval()
+    predicted = np.zeros(len(held), np.int64)
+    with torch.no_grad():
+        for start in range(0, len(held), 2048):
+            o, m, _ = batch(held[start:start + 2048])
+            predicted[start:start + len(o)] = log_probs(net(o)[0], m).argmax(1).numpy()
+    truth = actions[np.sort(held)]
+    kinds = kind_of(truth)
+    accuracy = {"all": round(float((predicted == truth).mean()), 4)}
+    accuracy.update({name: round(float((predicted[kinds == k] == truth[kinds == k]).mean()), 4)
+                     for k, name in enumerate(KINDS)})
+    return net, accuracy, net.size_report()
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=2000, help="greedy-vs-greedy games to clone")
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--channels", type=int, default=8)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--eval-games", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from training.batch_eval import evaluate_policy
+    from training.selfplay import log_probs
+
+    torch.set_num_threads(args.threads)
+    began = time.perf_counter()
+    obs, masks, actions = greedy_decisions(args.games, 1_000_000)
+    generated = time.perf_counter()
+    net, accuracy, size = clone(obs, masks, actions, args.channels, args.hidden, args.epochs, args.seed)
+    trained = time.perf_counter()
+
+    def act(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = net(torch.from_numpy(observations))[0]
+            return log_probs(logits, torch.from_numpy(action_masks)).argmax(1).numpy()
+
+    against = {}
+    for b, name in enumerate(("random", "greedy")):
+        result = evaluate_policy(act, name, 2, args.eval_games, seed=10_000_019 * (b + 1))
+        against[name] = {k: round(result[k], 4) for k in ("win_rate", "draw_rate", "mean_margin")}
+    return {"benchmark": "network_capacity", "games": args.games, "samples": int(len(actions)),
+            "network": {"name": "plane_net", "channels": args.channels, "hidden": args.hidden, **size},
+            "epochs": args.epochs, "held_out_accuracy": accuracy, "clone_against": against,
+            "eval_games": args.eval_games, "seconds": {"games": round(generated - began),
+                                                       "training": round(trained - generated),
+                                                       "evaluation": round(time.perf_counter() - trained)}}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main()))
