@@ -7,8 +7,9 @@ signal does not lead there. If a network cloned from greedy by supervised learni
 self-play policy against greedy, the same network can hold a stronger policy than self-play
 found.
 
-1. ``--games`` games of greedy against greedy (2 players, ``raw_env`` seeds ``1_000_000 + g``):
-   every decision's observation, mask and greedy's action (about 94 decisions a game).
+1. ``--games`` games of greedy against greedy (2 players, ``raw_env`` seeds ``1_000_000 + g``,
+   ``--workers`` processes): every decision's observation, mask and greedy's action (about 94
+   decisions a game).
 2. ``PlaneNet(--channels, --hidden)`` trained by cross-entropy on greedy's action, masked
    logits, Adam, ``--epochs`` passes (learning rate linear to 0); 10% of the decisions held out.
 3. The clone (argmax) against random and greedy, ``--eval-games`` games each, seats alternated
@@ -18,7 +19,7 @@ The last line is one JSON object: samples, held-out accuracy (overall and per de
 card to play, cell, discard), win rate, draw rate and mean margin against each baseline.
 Memory: the observations are kept as float16, about 1.5 GB per 1,000 games.
 
-    python benchmarks/network_capacity.py [--games 2000] [--epochs 8] [--threads 2]
+    python benchmarks/network_capacity.py [--games 4000] [--epochs 8] [--threads 2] [--workers 2]
 """
 
 from __future__ import annotations
@@ -36,12 +37,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 KINDS = ("draw", "card", "cell", "discard")
 
 
-def greedy_decisions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def greedy_decisions(games: int, seed: int, first: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Games ``first .. first + games - 1`` of greedy against greedy: ``raw_env`` seed ``seed +
+    g``, the agents' seeds from ``seed`` and ``g`` too (so a split into parts gives the same
+    decisions)."""
     from arboretum_env.agents import make_agent
     from arboretum_env.env import raw_env
 
     observations, masks, actions = [], [], []
-    for g in range(games):
+    for g in range(first, first + games):
         env = raw_env(num_players=2)
         env.reset(seed=seed + g)
         agents = [make_agent("greedy", seed=31 * seed + 2 * g + p) for p in range(2)]
@@ -55,6 +59,23 @@ def greedy_decisions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.
             actions.append(action)
             env.step(action)
     return np.stack(observations), np.stack(masks), np.array(actions, np.int64)
+
+
+def _part(args: tuple[int, int, int]):
+    return greedy_decisions(*args)
+
+
+def greedy_decisions_parallel(games: int, seed: int, workers: int):
+    """``greedy_decisions(games, seed)`` played by ``workers`` processes."""
+    if workers <= 1 or games < 2:
+        return greedy_decisions(games, seed)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    parts = [(len(c), seed, int(c[0])) for c in np.array_split(np.arange(games), workers) if len(c)]
+    with ProcessPoolExecutor(len(parts), mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = list(pool.map(_part, parts))
+    return tuple(np.concatenate([d[i] for d in done]) for i in range(3))
 
 
 def kind_of(actions: np.ndarray) -> np.ndarray:
@@ -73,7 +94,7 @@ def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: in
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(actions))
-    held, train = order[:len(order) // 10], order[len(order) // 10:]
+    held, train = np.sort(order[:len(order) // 10]), order[len(order) // 10:]
     net = PlaneNet(channels, hidden)
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
 
@@ -93,27 +114,39 @@ def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: in
             loss.backward()
             optimizer.step()
     net.eval()
-    predicted = np.zeros(len(held), np.int64)
+    return net, held_out_accuracy(net, obs, masks, actions, held)
+
+
+def held_out_accuracy(net, obs, masks, actions, rows, chunk: int = 2048) -> dict:
+    """How often the net's argmax is greedy's action on ``rows``, overall and per decision kind."""
+    import torch
+
+    from training.selfplay import log_probs
+
+    rows = np.sort(rows)
+    predicted = np.zeros(len(rows), np.int64)
     with torch.no_grad():
-        for start in range(0, len(held), 2048):
-            o, m, _ = batch(held[start:start + 2048])
-            predicted[start:start + len(o)] = log_probs(net(o)[0], m).argmax(1).numpy()
-    truth = actions[np.sort(held)]
+        for start in range(0, len(rows), chunk):
+            part = rows[start:start + chunk]
+            logits = net(torch.from_numpy(obs[part].astype(np.float32)))[0]
+            predicted[start:start + len(part)] = log_probs(logits, torch.from_numpy(masks[part])).argmax(1).numpy()
+    truth = actions[rows]
     kinds = kind_of(truth)
     accuracy = {"all": round(float((predicted == truth).mean()), 4)}
     accuracy.update({name: round(float((predicted[kinds == k] == truth[kinds == k]).mean()), 4)
-                     for k, name in enumerate(KINDS)})
-    return net, accuracy, net.size_report()
+                     for k, name in enumerate(KINDS) if (kinds == k).any()})
+    return accuracy
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=2000, help="greedy-vs-greedy games to clone")
+    parser.add_argument("--games", type=int, default=4000, help="greedy-vs-greedy games to clone")
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--channels", type=int, default=8)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--eval-games", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--workers", type=int, default=2, help="processes playing the greedy games")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
@@ -124,9 +157,9 @@ def main(argv=None) -> dict:
 
     torch.set_num_threads(args.threads)
     began = time.perf_counter()
-    obs, masks, actions = greedy_decisions(args.games, 1_000_000)
+    obs, masks, actions = greedy_decisions_parallel(args.games, 1_000_000, args.workers)
     generated = time.perf_counter()
-    net, accuracy, size = clone(obs, masks, actions, args.channels, args.hidden, args.epochs, args.seed)
+    net, accuracy = clone(obs, masks, actions, args.channels, args.hidden, args.epochs, args.seed)
     trained = time.perf_counter()
 
     def act(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -139,7 +172,8 @@ def main(argv=None) -> dict:
         result = evaluate_policy(act, name, 2, args.eval_games, seed=10_000_019 * (b + 1))
         against[name] = {k: round(result[k], 4) for k in ("win_rate", "draw_rate", "mean_margin")}
     return {"benchmark": "network_capacity", "games": args.games, "samples": int(len(actions)),
-            "network": {"name": "plane_net", "channels": args.channels, "hidden": args.hidden, **size},
+            "network": {"name": "plane_net", "channels": args.channels, "hidden": args.hidden,
+                        **net.size_report()},
             "epochs": args.epochs, "held_out_accuracy": accuracy, "clone_against": against,
             "eval_games": args.eval_games, "seconds": {"games": round(generated - began),
                                                        "training": round(trained - generated),

@@ -8,6 +8,7 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from arboretum_env.actions import DISCARD, DRAW_DECK, NUM_ACTIONS, PLAY_CARD, PLAY_CELL
 from arboretum_env.observation import OBS_SIZE
@@ -36,8 +37,36 @@ def test_recorded_decisions_are_legal_and_deterministic():
     assert (kinds == 0).sum() == 2 * (kinds == 1).sum()
 
 
+def test_games_split_into_parts_give_the_same_decisions():
+    whole = capacity.greedy_decisions(2, seed=9)
+    parts = [capacity.greedy_decisions(1, seed=9, first=g) for g in (0, 1)]
+    for i in range(3):
+        assert np.array_equal(whole[i], np.concatenate([p[i] for p in parts]))
+
+
+def test_held_out_accuracy_pairs_each_prediction_with_its_own_decision():
+    torch = pytest.importorskip("torch")
+    obs, masks, actions = capacity.greedy_decisions(1, seed=3)
+    answer = {row.tobytes(): int(a) for row, a in zip(obs.astype(np.float32), actions)}
+
+    def oracle(batch):  # knows greedy's action of every recorded observation
+        logits = torch.zeros(len(batch), masks.shape[1])
+        for i, row in enumerate(batch.numpy()):
+            logits[i, answer[row.tobytes()]] = 1.0
+        return logits, torch.zeros(len(batch))
+
+    rows = np.random.default_rng(0).permutation(len(actions))[:60]  # unsorted on purpose
+    got = capacity.held_out_accuracy(oracle, obs, masks, actions, rows, chunk=7)  # several forwards
+    assert got == {"all": 1.0, **{name: 1.0 for k, name in enumerate(capacity.KINDS)
+                                  if (capacity.kind_of(actions[rows]) == k).any()}}
+    # and a net that is always wrong scores 0
+    wrong = capacity.held_out_accuracy(lambda b: (-oracle(b)[0], None), obs, masks, actions, rows, chunk=7)
+    assert wrong["all"] < 0.5
+
+
 def test_tiny_run_reports_every_field():
-    out = capacity.main(["--games", "2", "--epochs", "1", "--eval-games", "2", "--threads", "1"])
+    out = capacity.main(["--games", "2", "--epochs", "1", "--eval-games", "2", "--threads", "1",
+                         "--workers", "1"])
     assert out["benchmark"] == "network_capacity" and out["samples"] > 100
     assert set(out["held_out_accuracy"]) == {"all", *capacity.KINDS}
     for name in ("random", "greedy"):
