@@ -138,17 +138,30 @@ def held_out_accuracy(net, obs, masks, actions, rows, chunk: int = 2048) -> dict
     return accuracy
 
 
+def positive(text: str) -> int:
+    """An argparse type: an int of at least 1 (else argparse's one-line usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=4000, help="greedy-vs-greedy games to clone")
-    parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--channels", type=int, default=8)
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--eval-games", type=int, default=200)
-    parser.add_argument("--threads", type=int, default=2, help="torch threads")
-    parser.add_argument("--workers", type=int, default=2, help="processes playing the greedy games")
+    parser.add_argument("--games", type=positive, default=4000, help="greedy-vs-greedy games to clone")
+    parser.add_argument("--epochs", type=positive, default=8)
+    parser.add_argument("--channels", type=positive, default=8)
+    parser.add_argument("--hidden", type=positive, default=128)
+    parser.add_argument("--eval-games", type=positive, default=200)
+    parser.add_argument("--threads", type=positive, default=2, help="torch threads")
+    parser.add_argument("--workers", type=positive, default=2, help="processes playing the greedy games")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.seed < 0:
+        parser.error(f"argument --seed: must be at least 0, got {args.seed}")
 
     import torch
 

@@ -73,3 +73,12 @@ def test_tiny_run_reports_every_field():
         result = out["clone_against"][name]
         assert 0.0 <= result["win_rate"] + result["draw_rate"] <= 1.0
     assert out["network"]["parameters"] > 0
+
+
+@pytest.mark.parametrize("bad", [["--games", "0"], ["--epochs", "-1"], ["--workers", "two"], ["--seed", "-3"]])
+def test_bad_arguments_are_one_line_errors(bad, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        capacity.main(bad)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("usage:") is False and bad[0] in err[-1] and "Traceback" not in "\n".join(err)
