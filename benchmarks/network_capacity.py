@@ -38,27 +38,14 @@ KINDS = ("draw", "card", "cell", "discard")
 
 
 def greedy_decisions(games: int, seed: int, first: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Games ``first .. first + games - 1`` of greedy against greedy: ``raw_env`` seed ``seed +
-    g``, the agents' seeds from ``seed`` and ``g`` too (so a split into parts gives the same
-    decisions)."""
-    from arboretum_env.agents import make_agent
-    from arboretum_env.env import raw_env
+    """Observations (float16), masks and greedy's actions of games ``first .. first + games - 1``
+    of greedy against greedy (``raw_env`` seed ``seed + g``), recorded by the imitation warm
+    start's ``teacher_games``. Greedy has no randomness, so a split into parts gives the same
+    decisions."""
+    from training.imitation import teacher_games
 
-    observations, masks, actions = [], [], []
-    for g in range(first, first + games):
-        env = raw_env(num_players=2)
-        env.reset(seed=seed + g)
-        agents = [make_agent("greedy", seed=31 * seed + 2 * g + p) for p in range(2)]
-        while not env.state.game_over:
-            agent = env.agent_selection
-            obs = env.observe(agent)
-            action = int(agents[env.state.current_player](obs["observation"], obs["action_mask"],
-                                                          env.table_view(agent)))
-            observations.append(obs["observation"].astype(np.float16))
-            masks.append(obs["action_mask"].astype(np.int8))
-            actions.append(action)
-            env.step(action)
-    return np.stack(observations), np.stack(masks), np.array(actions, np.int64)
+    obs, masks, actions, _ = teacher_games(2, games, seed + first, teacher="greedy")
+    return obs, masks, actions
 
 
 def _part(args: tuple[int, int, int]):
