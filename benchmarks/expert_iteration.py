@@ -35,7 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.network_capacity import KINDS, clone, held_out_accuracy, kind_of, positive  # noqa: E402
+from benchmarks.network_capacity import (  # noqa: E402
+    KINDS, clone, held_out_accuracy, held_out_rows, kind_of, positive, process_map)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEAL_OFFSET = 3_000_000
@@ -87,14 +88,7 @@ def record(policy_path: str, games: int, seed: int, determinizations: int, candi
     """``searched_games`` of all games, shared by ``workers`` processes (same result)."""
     chunks = [c for c in np.array_split(np.arange(games), max(1, min(workers, games))) if len(c)]
     jobs = [(policy_path, len(c), seed, int(c[0]), determinizations, candidates) for c in chunks]
-    if len(jobs) == 1:
-        parts = [_part(jobs[0])]
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
-            parts = list(pool.map(_part, jobs))
+    parts = process_map(_part, jobs, workers)
     return tuple(np.concatenate(p) for p in zip(*parts))
 
 
@@ -152,8 +146,7 @@ def main(argv=None) -> dict:
             np.savez(data, obs=obs, masks=masks, searched=searched, plain=plain, settings=settings)
     recorded = time.perf_counter()
     torch.set_num_threads(args.threads)
-    # the rows clone() holds out (its first draw from default_rng(seed)): both agreements on them
-    held = np.sort(np.random.default_rng(args.seed).permutation(len(searched))[:len(searched) // 10])
+    held, _ = held_out_rows(len(searched), np.random.default_rng(args.seed))  # clone()'s held-out rows
     start_agreement = held_out_accuracy(start, obs, masks, searched, held)
     trained, trained_agreement = clone(obs, masks, searched, 0, 0, args.epochs, args.seed,
                                        net=load_policy_file(args.policy)[0], lr=args.lr)

@@ -52,17 +52,32 @@ def _part(args: tuple[int, int, int]):
     return greedy_decisions(*args)
 
 
+def process_map(function, jobs: list, workers: int) -> list:
+    """``[function(job) for job in jobs]``, in order, by up to ``workers`` spawned processes
+    (in this process when one is enough); ``function`` must be importable by the workers."""
+    if workers <= 1 or len(jobs) < 2:
+        return [function(job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(function, jobs))
+
+
 def greedy_decisions_parallel(games: int, seed: int, workers: int):
     """``greedy_decisions(games, seed)`` played by ``workers`` processes."""
     if workers <= 1 or games < 2:
         return greedy_decisions(games, seed)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     parts = [(len(c), seed, int(c[0])) for c in np.array_split(np.arange(games), workers) if len(c)]
-    with ProcessPoolExecutor(len(parts), mp_context=multiprocessing.get_context("spawn")) as pool:
-        done = list(pool.map(_part, parts))
+    done = process_map(_part, parts, workers)
     return tuple(np.concatenate([d[i] for d in done]) for i in range(3))
+
+
+def held_out_rows(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``(held out, training)`` row indices of ``count`` decisions, 10% held out (sorted), from
+    ``rng``'s next permutation: ``clone``'s split with ``default_rng(seed)``."""
+    order = rng.permutation(count)
+    return np.sort(order[:count // 10]), order[count // 10:]
 
 
 def kind_of(actions: np.ndarray) -> np.ndarray:
@@ -84,8 +99,7 @@ def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: in
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(actions))
-    held, train = np.sort(order[:len(order) // 10]), order[len(order) // 10:]
+    held, train = held_out_rows(len(actions), rng)
     net = PlaneNet(channels, hidden) if net is None else net.train()
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
 

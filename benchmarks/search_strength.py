@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.network_capacity import positive  # noqa: E402
+from benchmarks.network_capacity import positive, process_map  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OPPONENTS = ("random", "greedy", "greedy_plus", "tempo")
@@ -42,8 +42,6 @@ OPPONENTS = ("random", "greedy", "greedy_plus", "tempo")
 def play(policy_path: str, opponent: str, game: int, seed: int, searched: bool,
          determinizations: int, candidates: int, temperature: float = 0.0) -> dict:
     """Game ``game`` (deal ``seed + game // 2``, the agent in seat ``game % 2``)."""
-    import torch
-
     from arboretum_env.agents import make_agent
     from arboretum_env.agents.policy_file import load_policy_file
     from arboretum_env.batch import table as batch_table
@@ -72,9 +70,7 @@ def play(policy_path: str, opponent: str, game: int, seed: int, searched: bool,
             result = search.choose(row, rng)
             action, playouts = result.action, playouts + result.rollouts
         else:
-            with torch.inference_mode():
-                logits, _ = search.logits(row[None])
-            action = int(logits[0].argmax())
+            action = int(search.logits(row[None])[0][0].argmax())  # logits() runs in inference mode
         spent += time.perf_counter() - began
         decisions += 1
         env.step(action)
@@ -131,14 +127,7 @@ def main(argv=None) -> dict:
              args.temperature)
             for searched in (False, True) for g in range(2 * args.deals)]
     began = time.perf_counter()
-    if args.workers == 1:
-        games = [_play(job) for job in jobs]
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            games = list(pool.map(_play, jobs))
+    games = process_map(_play, jobs, args.workers)
     plain = [g for g in games if not g["searched"]]
     searched = [g for g in games if g["searched"]]
     diff = np.array([s["margin"] - p["margin"] for s, p in zip(searched, plain)], float)
