@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from arboretum_env.actions import FRAME_CELLS, NUM_ACTIONS
+from arboretum_env.agents.cell_pack import pack_cells
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.engine.cards import NUM_CARDS, NUM_SPECIES
 from arboretum_env.engine.jit_playout import compile_kernel
@@ -240,12 +241,16 @@ class SelfPlayTrainer:
         masks = torch.from_numpy(self.buf_mask[:size])
         actions, old_logp = torch.from_numpy(self.buf_action[:size]), torch.from_numpy(self.buf_logp[:size])
         adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
+        packed = pack_cells(cells)  # once for every epoch's minibatches
+        if self.net.cards is None:
+            cells = None  # only a CardHead reads the dense cells
         stats = []
         for _ in range(c.update_epochs):
             order = torch.from_numpy(self.rng.permutation(size))
             # equal minibatches of at least minibatch_size (no tiny tail: its advantage std)
             for mb in torch.tensor_split(order, max(1, size // c.minibatch_size)):
-                logits, value = self.net.forward_parts(other[mb], cells[mb])
+                logits, value = self.net.forward_parts(other[mb], None if cells is None else cells[mb],
+                                                       packed.rows(mb))
                 logp_all = log_probs(logits, masks[mb])
                 logp = logp_all.gather(1, actions[mb][:, None]).squeeze(1)
                 ratio = torch.exp(logp - old_logp[mb])

@@ -25,14 +25,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..actions import DISCARD, FRAME, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL
+from ..actions import DISCARD, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL
 from ..observation import OBS_SIZE, SECTIONS
 from .card_head import CardHead
+from .cell_pack import NEIGHBOUR_PLANES, CellPack, cell_inputs, pack_cells
 
 N_OTHER_LOGITS = NUM_ACTIONS - FRAME_CELLS
-NEIGHBOUR_PLANES = 2
-"""The first two planes (the observer's rank and species planes, ``arboretum_planes`` seat 0)
-are also read on each cell's four neighbours."""
 
 
 def plane_block() -> tuple[int, int]:
@@ -67,6 +65,7 @@ class PlaneNet(nn.Module):
         self.logits = nn.Linear(hidden, N_OTHER_LOGITS)
         self.value = nn.Linear(hidden, 1)
         self.card_hidden = card_hidden
+        self.sparse = True  # False: every cell, as when traced (the reference the tests compare)
         self.cards = CardHead(hidden, card_hidden) if card_hidden else None
         for layer in (self.logits, self.cell_out):
             nn.init.orthogonal_(layer.weight, gain=0.01)
@@ -84,29 +83,56 @@ class PlaneNet(nn.Module):
         cells = obs[:, self.planes_at:].view(batch, self.n_planes, FRAME_CELLS).transpose(1, 2)
         return obs[:, :self.planes_at].contiguous(), cells.contiguous()
 
-    def forward_parts(self, other: torch.Tensor, cells: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward_parts(self, other: torch.Tensor, cells: torch.Tensor | None,
+                      packed: CellPack | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``forward`` on the split observation. ``packed``: ``pack_cells(cells)``, when the
+        caller has it (a trainer packs its rollout once for all its minibatches); ``cells`` may
+        then be None unless the network has a ``CardHead``."""
         batch = other.shape[0]
-        own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
-                    (0, 0, 1, 1, 1, 1))  # [B, 20, 20, 2]: a border of empty cells
-        # each cell's inputs: its planes, then the two own planes of its four neighbours, read by
-        # one matrix product (two thin products and their sum cost about twice as much on CPUs)
-        inputs = torch.cat([cells.view(batch, FRAME, FRAME, self.n_planes), own[:, :-2, 1:-1],
-                            own[:, 2:, 1:-1], own[:, 1:-1, :-2], own[:, 1:-1, 2:]], dim=3)
-        weight = torch.cat([self.cell_in.weight, self.near_in.weight], dim=1)
-        cell = torch.relu(F.linear(inputs.view(batch, FRAME_CELLS, -1), weight, self.cell_in.bias))  # [B, 324, C]
-        # sum / cells, not mean: the same value, and its backward spreads a [B, C] gradient
-        # instead of dividing a [B, 324, C] one; max(dim).values, not amax: the same maximum,
-        # about 3x cheaper forward and backward over the strided cell axis on CPUs (its gradient
-        # goes to one of tied cells, amax's is split among them; ties are the relu's zeros,
-        # whose gradient is zero either way)
-        pooled = torch.cat([cell.sum(dim=1) / FRAME_CELLS, cell.max(dim=1).values], dim=1)
+        # the dense layout for tracing (TorchScript, ONNX); else the active cells only (cell_pack)
+        sparse = self.sparse and not (torch.jit.is_tracing() or torch.jit.is_scripting()
+                                      or torch.onnx.is_in_onnx_export())
+        if sparse:
+            pack = pack_cells(cells) if packed is None else packed
+            cell = self.cell_features(pack.inputs)  # [B, K, C]
+            blank = torch.relu(self.cell_in.bias)  # [C]: what every cell with all-zero inputs gives
+            k = cell.shape[1]
+            total = cell.sum(dim=1) + (FRAME_CELLS - k) * blank  # spare slots give blank too
+            top = torch.maximum(cell.max(dim=1).values, blank) if k < FRAME_CELLS else cell.max(dim=1).values
+            crowded = pack.crowded.nonzero().squeeze(1) if bool(pack.crowded.any()) else None
+            if crowded is not None:  # these rows densely
+                full = self.cell_features(cell_inputs(pack.crowded_cells))
+                total = total.index_copy(0, crowded, full.sum(dim=1))
+                top = top.index_copy(0, crowded, full.max(dim=1).values)
+        else:
+            cell = self.cell_features(cell_inputs(cells))  # [B, 324, C]
+            total, top = cell.sum(dim=1), cell.max(dim=1).values
+        # max(dim).values, not amax: the same maximum, about 3x cheaper forward and backward over
+        # the strided cell axis on CPUs (its gradient goes to one of tied cells)
+        pooled = torch.cat([total / FRAME_CELLS, top], dim=1)  # mean and max over the 324 cells
         h = torch.relu(self.join(torch.cat([pooled, torch.relu(self.other(other))], dim=1)))
-        cells_out = self.cell_out(torch.relu(cell + self.condition(h)[:, None, :])).view(batch, FRAME_CELLS)
+        condition = self.condition(h)[:, None, :]
+        cells_out = self.cell_out(torch.relu(cell + condition)).squeeze(2)  # [B, K] or [B, 324]
+        if sparse:  # blank cells all get the blank cell's logit, active ones their own
+            blank_out = self.cell_out(torch.relu(blank + condition)).view(batch, 1)
+            placed = torch.zeros(batch, FRAME_CELLS + 1, dtype=cells_out.dtype, device=cells_out.device)
+            placed = placed.scatter(1, pack.where, cells_out)[:, :FRAME_CELLS]  # spare slots: dropped
+            cells_out = torch.where(pack.active, placed, blank_out)
+            if crowded is not None:
+                full_out = self.cell_out(torch.relu(full + condition[crowded])).squeeze(2)
+                cells_out = cells_out.index_copy(0, crowded, full_out)
         rest = self.logits(h)
         logits = torch.cat([rest[:, :PLAY_CELL], cells_out, rest[:, PLAY_CELL:]], dim=1)
         if self.cards is not None:
+            assert cells is not None, "a CardHead reads the cells"
             logits = self.cards.add_to(logits, other, cells, h)
         return logits, self.value(h).squeeze(1)
+
+    def cell_features(self, inputs: torch.Tensor) -> torch.Tensor:
+        """``[..., C]`` features of cells' 27 inputs ``[..., 27]``: one linear layer shared by all
+        cells (one matrix product: two thin ones and their sum cost about twice as much)."""
+        weight = torch.cat([self.cell_in.weight, self.near_in.weight], dim=1)
+        return torch.relu(F.linear(inputs, weight, self.cell_in.bias))
 
     def size_report(self) -> dict:
         """Parameters, and multiply-adds per decision (one observation)."""

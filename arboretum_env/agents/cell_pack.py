@@ -1,0 +1,98 @@
+"""``CellPack``: the cells of ``PlaneNet`` that need computing, packed (torch only).
+
+``PlaneNet`` reads each of the 324 cells of the action frame through one layer shared by all
+cells, from 27 inputs: the cell's 19 plane values and the observer's two own planes on its four
+neighbours. Most cells are empty: in a 2-player game about 30 of the 324 have any input that is
+not zero (a card on them in some arboretum, a card of the observer's beside them, or a gain),
+and every other cell gives the same features, ``relu(bias)``. So ``PlaneNet`` computes the
+*active* cells only and the blank value once per row: the same function, about twice as fast
+forward and backward. A row with more than ``MAX_ACTIVE`` active cells (the first placement,
+whose gain plane covers every cell) is *crowded* and computed densely.
+
+The planes are never negative (``observation.SECTIONS``), yet "active" is tested on absolute
+values, so any input is packed exactly.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+
+from ..actions import FRAME, FRAME_CELLS
+
+NEIGHBOUR_PLANES = 2
+"""The first two planes (the observer's rank and species planes, ``arboretum_planes`` seat 0)
+are also read on each cell's four neighbours."""
+MAX_ACTIVE = 96
+"""Rows with more active cells than this are computed densely (packing them would widen every
+row of the batch to their count)."""
+
+
+class CellPack(NamedTuple):
+    """A batch of cells, packed. ``inputs [B, K, 27]``: each active cell's inputs (its planes,
+    then the own planes of the cells above, below, left and right), K the most active cells of
+    any uncrowded row (at least 1), spare slots all zero; ``where [B, K]``: their cell ids, 324
+    for a spare slot; ``active [B, 324]``; ``crowded [B]``: rows computed densely instead
+    (nothing of theirs is packed); ``crowded_cells [M, 324, n_planes]``: those rows' cells, in
+    row order; ``crowded_at [B]``: each crowded row's place in ``crowded_cells`` (-1 for others)."""
+
+    inputs: torch.Tensor
+    where: torch.Tensor
+    active: torch.Tensor
+    crowded: torch.Tensor
+    crowded_cells: torch.Tensor
+    crowded_at: torch.Tensor
+
+    def rows(self, index: torch.Tensor) -> CellPack:
+        """The pack of rows ``index`` (a trainer packs a rollout once, then takes minibatches)."""
+        at = self.crowded_at[index]
+        crowded = at >= 0
+        return CellPack(self.inputs[index], self.where[index], self.active[index], crowded,
+                        self.crowded_cells[at[crowded]], torch.cumsum(crowded, 0) * crowded - 1)
+
+
+def cell_inputs(cells: torch.Tensor) -> torch.Tensor:
+    """Every cell's 27 inputs, ``[B, 324, 27]``, from cell-major planes ``[B, 324, n_planes]``
+    (the dense layout ``CellPack.inputs`` follows)."""
+    batch, _, n_planes = cells.shape
+    own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
+                (0, 0, 1, 1, 1, 1))  # [B, 20, 20, 2]: a border of empty cells
+    inputs = torch.cat([cells.view(batch, FRAME, FRAME, n_planes), own[:, :-2, 1:-1],
+                        own[:, 2:, 1:-1], own[:, 1:-1, :-2], own[:, 1:-1, 2:]], dim=3)
+    return inputs.view(batch, FRAME_CELLS, n_planes + 4 * NEIGHBOUR_PLANES)
+
+
+@torch.no_grad()
+def pack_cells(cells: torch.Tensor, max_active: int = MAX_ACTIVE) -> CellPack:
+    """Pack cell-major planes ``[B, 324, n_planes]`` (see ``CellPack``)."""
+    batch, _, n_planes = cells.shape
+    # "some input is not zero" as a sum of absolute values: a matrix-vector product, several
+    # times cheaper on CPUs than comparing and reducing over the planes
+    magnitude = cells.abs()
+    filled = (magnitude.view(-1, n_planes) @ magnitude.new_ones(n_planes)).view(batch, FRAME, FRAME) > 0
+    mine = magnitude[:, :, 0] + magnitude[:, :, 1]  # the NEIGHBOUR_PLANES
+    near = F.pad((mine > 0).view(batch, FRAME, FRAME), (1, 1, 1, 1))
+    active = (filled | near[:, :-2, 1:-1] | near[:, 2:, 1:-1] | near[:, 1:-1, :-2]
+              | near[:, 1:-1, 2:]).view(batch, FRAME_CELLS)
+    count = active.sum(dim=1)
+    crowded = count > max_active
+    if bool(crowded.any()):
+        active = active & ~crowded[:, None]
+        count = count * ~crowded
+    k = max(1, int(count.max())) if batch else 1
+    row, cell = active.nonzero(as_tuple=True)
+    slot = torch.arange(row.shape[0], device=cells.device) - (torch.cumsum(count, 0) - count)[row]
+    where = torch.full((batch, k), FRAME_CELLS, dtype=torch.long, device=cells.device)
+    where[row, slot] = cell
+    inputs = cells.new_zeros(batch, k, n_planes + 4 * NEIGHBOUR_PLANES)
+    inputs[row, slot, :n_planes] = cells[row, cell]
+    side = FRAME + 2  # the neighbours' own planes, from the grid with a border of empty cells
+    own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
+                (0, 0, 1, 1, 1, 1)).view(batch * side * side, NEIGHBOUR_PLANES)
+    at = row * side * side + (cell // FRAME + 1) * side + cell % FRAME + 1  # the cell in that grid
+    steps = torch.tensor([-side, side, -1, 1], device=cells.device)  # above, below, left, right
+    inputs[row, slot, n_planes:] = own[at[:, None] + steps].view(-1, 4 * NEIGHBOUR_PLANES)
+    return CellPack(inputs, where, active, crowded, cells[crowded],
+                    torch.cumsum(crowded, 0) * crowded - 1)
