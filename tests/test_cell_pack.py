@@ -108,3 +108,25 @@ def test_any_input_is_packed_exactly():
     (dl, dv), (sl, sv) = both(net, obs)
     torch.testing.assert_close(sl, dl, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(sv, dv, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_compiled_packer_agrees_with_torch(num_players):
+    from arboretum_env.batch.cells import pack_rows
+
+    obs = observations(num_players, games=8, steps=50, seed=3).numpy()
+    net = PlaneNet()
+    rows = np.random.default_rng(1).permutation(obs.shape[0])[:-5]  # some rows, in any order
+    n, width = len(rows), net.n_planes + 8
+    inputs = np.full((n + 2, MAX_ACTIVE, width), 7.0, np.float32)  # stale values are overwritten
+    where = np.full((n + 2, MAX_ACTIVE), 5, np.int64)
+    active = np.ones((n + 2, FRAME_CELLS), np.bool_)
+    count = np.zeros(n + 2, np.int64)
+    pack_rows(obs, rows, net.planes_at, net.n_planes, MAX_ACTIVE, 2, inputs, where, active, count)
+    reference = pack_cells(net.split(torch.from_numpy(obs[rows]))[1])
+    k = reference.inputs.shape[1]
+    assert np.array_equal(count[2:] > MAX_ACTIVE, reference.crowded.numpy())
+    assert (count[2:] > MAX_ACTIVE).any()
+    assert np.array_equal(active[2:], reference.active.numpy())
+    assert np.array_equal(where[2:, :k], reference.where.numpy()) and (where[2:, k:] == FRAME_CELLS).all()
+    assert np.array_equal(inputs[2:, :k], reference.inputs.numpy()) and not inputs[2:, k:].any()

@@ -49,7 +49,7 @@ def test_shaping_moves_credit_but_keeps_each_finished_chains_return(tmp_path):
         size = trainer.collect()  # the same games and decisions: shaping changes rewards only
         rewards[shaping] = trainer.buf_reward[:size].copy()
         done, nxt = trainer.buf_done[:size].copy(), trainer.buf_next[:size].copy()
-        first = trainer.buf_other[:size].copy()
+        first = trainer.rollout.other[:size].copy()
     plain, shaped = rewards["none"], rewards["path_potential"]
     assert not np.allclose(plain, shaped)  # credit moved to the decisions that grow paths
     heads = set(range(len(nxt))) - set(nxt[nxt >= 0].tolist())  # the first decision of each chain

@@ -36,8 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from arboretum_env.actions import FRAME_CELLS, NUM_ACTIONS
-from arboretum_env.agents.cell_pack import pack_cells
+from arboretum_env.actions import NUM_ACTIONS
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.engine.cards import NUM_CARDS, NUM_SPECIES
 from arboretum_env.engine.jit_playout import compile_kernel
@@ -45,6 +44,7 @@ from arboretum_env.observation import OBS_SIZE, OFFSETS, SEATS, SUMMARY_BLOCK
 from arboretum_env.vector import VectorEnv
 
 from .batch_eval import evaluate_policy
+from .packed_rows import PackedRows
 from .selfplay_config import SelfPlayConfig
 from .selfplay_export import export_selfplay_policy
 from .selfplay_io import RunFolder, write_curve_plot
@@ -86,7 +86,9 @@ _gae = compile_kernel(_gae)
 
 
 def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """Illegal ids at -1e9: zero probability, and finite (no NaN in the entropy)."""
+    """Illegal ids at -1e9: zero probability, and finite (no NaN in the entropy). Probabilities
+    come from ``softmax`` of these, not ``exp`` of their log-softmax: ``exp`` of values that
+    underflow is about 10x slower on CPUs, ``softmax`` is not."""
     return logits.masked_fill(masks == 0, -1e9)
 
 
@@ -121,9 +123,10 @@ class SelfPlayTrainer:
         n, p = config.num_envs, config.num_players
         self.controller = np.full((n, p), LEARNER, np.int64)  # per game and seat: who plays it
         size = n * config.rollout_steps
-        at = self.net.planes_at  # observations are stored as their two parts (no copy per minibatch)
-        self.buf_other = np.zeros((size, at), np.float32)
-        self.buf_cells = np.zeros((size, FRAME_CELLS, self.net.n_planes), np.float32)  # cell-major
+        # observations are stored as PlaneNet reads them, their active cells packed (packed_rows);
+        # the opponents' rows go to a scratch store, re-used every step
+        self.rollout = PackedRows(size, dense_all=self.net.cards is not None)
+        self.scratch = PackedRows(n, dense_all=any(net.cards is not None for net in [self.net, *self.league]))
         self.buf_mask = np.zeros((size, NUM_ACTIONS), np.int8)
         self.buf_action = np.zeros(size, np.int64)
         self.buf_logp = np.zeros(size, np.float32)
@@ -136,18 +139,27 @@ class SelfPlayTrainer:
 
     # ------------------------------------------------------------------ acting
     def act(self, net: PlaneNet, obs: np.ndarray, masks: np.ndarray, greedy: bool = False):
+        """``net``'s actions (and their log-probabilities and values) for observations ``obs``."""
         with torch.inference_mode():
-            logits, value = net(torch.from_numpy(obs))
-            logp = log_probs(logits, torch.from_numpy(masks))
-            if not torch.isfinite(logits).all():
-                raise FloatingPointError("the policy's logits are not finite: training diverged")
-            if greedy:
-                return logp.argmax(1).numpy(), None, None
-            # inverse-CDF sampling (cheaper than torch.multinomial on wide rows)
-            cdf = logp.exp().cumsum(1)
-            u = (1.0 - torch.rand(cdf.shape[0], 1, generator=self.generator)) * cdf[:, -1:]  # in (0, total]
-            action = (cdf < u).sum(1).clamp_(max=NUM_ACTIONS - 1)
-            return action.numpy(), logp.gather(1, action[:, None]).squeeze(1).numpy(), value.numpy()
+            return self.choose(*net(torch.from_numpy(obs)), masks, greedy)
+
+    def act_stored(self, net: PlaneNet, store: PackedRows, first: int, last: int, masks: np.ndarray):
+        """``act`` on rows ``first .. last - 1`` of a ``PackedRows`` store."""
+        with torch.inference_mode():
+            return self.choose(*store.forward(net, first, last), masks)
+
+    def choose(self, logits: torch.Tensor, value: torch.Tensor, masks: np.ndarray, greedy: bool = False):
+        masked = masked_logits(logits, torch.from_numpy(masks))
+        logp = torch.log_softmax(masked, dim=1)
+        if not torch.isfinite(logits).all():
+            raise FloatingPointError("the policy's logits are not finite: training diverged")
+        if greedy:
+            return logp.argmax(1).numpy(), None, None
+        # inverse-CDF sampling (cheaper than torch.multinomial on wide rows)
+        cdf = torch.softmax(masked, dim=1).cumsum(1)
+        u = (1.0 - torch.rand(cdf.shape[0], 1, generator=self.generator)) * cdf[:, -1:]  # in (0, total]
+        action = (cdf < u).sum(1).clamp_(max=NUM_ACTIONS - 1)
+        return action.numpy(), logp.gather(1, action[:, None]).squeeze(1).numpy(), value.numpy()
 
     def greedy_policy(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return self.act(self.net, obs, masks, greedy=True)[0]
@@ -182,12 +194,11 @@ class SelfPlayTrainer:
         for _ in range(c.rollout_steps):
             who = self.controller[rows, to_move]
             mine = np.flatnonzero(who == LEARNER)
-            a, logp, value = self.act(self.net, obs[mine], masks[mine])
-            actions[mine] = a
             j = np.arange(size, size + len(mine))
-            at = self.net.planes_at
-            self.buf_other[j], self.buf_mask[j] = obs[mine, :at], masks[mine]
-            self.buf_cells[j] = obs[mine, at:].reshape(len(mine), -1, FRAME_CELLS).transpose(0, 2, 1)
+            self.rollout.write(obs, mine, size)
+            self.buf_mask[j] = masks[mine]
+            a, logp, value = self.act_stored(self.net, self.rollout, size, size + len(mine), masks[mine])
+            actions[mine] = a
             self.buf_action[j], self.buf_logp[j], self.buf_value[j] = a, logp, value
             self.buf_game_seat[j, 0], self.buf_game_seat[j, 1] = mine, to_move[mine]
             previous = self.open[mine, to_move[mine]]
@@ -196,7 +207,8 @@ class SelfPlayTrainer:
             size += len(mine)
             for k in np.unique(who[who != LEARNER]):
                 theirs = np.flatnonzero(who == k)
-                actions[theirs] = self.act(pool[k], obs[theirs], masks[theirs])[0]
+                self.scratch.write(obs, theirs, 0)
+                actions[theirs] = self.act_stored(pool[k], self.scratch, 0, len(theirs), masks[theirs])[0]
             obs, masks, to_move, rewards, dones = venv.step(actions)
             ended = np.flatnonzero(dones)
             for g in ended:
@@ -221,7 +233,7 @@ class SelfPlayTrainer:
                 if shaping:
                     boot_phi[self.open[games, seat]] = path_potential(views)
         if shaping:
-            phi = path_potential(self.buf_other[:size])
+            phi = path_potential(self.rollout.other[:size])
             nxt = self.buf_next[:size]
             following = np.where(nxt >= 0, phi[np.maximum(nxt, 0)], boot_phi)  # 0 after a game's end
             self.buf_reward[:size] += c.gamma * following - phi
@@ -237,28 +249,25 @@ class SelfPlayTrainer:
         frac = min(1.0, self.steps / c.total_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = c.learning_rate * (1.0 - 0.9 * frac)
-        other, cells = torch.from_numpy(self.buf_other[:size]), torch.from_numpy(self.buf_cells[:size])
         masks = torch.from_numpy(self.buf_mask[:size])
         actions, old_logp = torch.from_numpy(self.buf_action[:size]), torch.from_numpy(self.buf_logp[:size])
         adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
-        packed = pack_cells(cells)  # once for every epoch's minibatches
-        if self.net.cards is None:
-            cells = None  # only a CardHead reads the dense cells
+        packed = self.rollout.pack(0, size)  # packed at collection, cut once for every minibatch
         stats = []
         for _ in range(c.update_epochs):
             order = torch.from_numpy(self.rng.permutation(size))
             # equal minibatches of at least minibatch_size (no tiny tail: its advantage std)
             for mb in torch.tensor_split(order, max(1, size // c.minibatch_size)):
-                logits, value = self.net.forward_parts(other[mb], None if cells is None else cells[mb],
-                                                       packed.rows(mb))
-                logp_all = log_probs(logits, masks[mb])
+                logits, value = self.rollout.forward(self.net, 0, size, packed, rows=mb)
+                masked = masked_logits(logits, masks[mb])
+                logp_all = torch.log_softmax(masked, dim=1)
                 logp = logp_all.gather(1, actions[mb][:, None]).squeeze(1)
                 ratio = torch.exp(logp - old_logp[mb])
                 adv = adv_all[mb]
                 adv = (adv - adv.mean()) / (adv.std(unbiased=False) + 1e-8)
                 policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)).mean()
                 value_loss = 0.5 * ((value - ret_all[mb]) ** 2).mean()
-                entropy = -(logp_all.exp() * logp_all).sum(1).mean()
+                entropy = -(torch.softmax(masked, dim=1) * logp_all).sum(1).mean()
                 loss = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()

@@ -1,0 +1,66 @@
+"""``PackedRows``: decisions' observations stored as ``PlaneNet`` reads them, for the batched
+self-play trainer (``training.selfplay``).
+
+Each row holds the observation's non-plane values and its active cells, packed once by the
+compiled ``batch.cells.pack_rows`` straight from the vector env's observations (no cell-major
+copy of the 19 planes, no packing again per forward or per minibatch: see
+``agents.cell_pack``). The dense cells are kept only for crowded rows (computed densely by
+``PlaneNet``), or for every row when the network has a ``CardHead``, which reads them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from arboretum_env.actions import FRAME_CELLS
+from arboretum_env.agents.cell_pack import MAX_ACTIVE, NEIGHBOUR_PLANES, CellPack
+from arboretum_env.agents.selfplay_net import PlaneNet, plane_block
+from arboretum_env.batch.cells import pack_rows
+
+
+class PackedRows:
+    """``size`` rows of decisions for ``PlaneNet``s; ``dense_all``: keep every row's dense cells
+    (for a network with a ``CardHead``)."""
+
+    def __init__(self, size: int, dense_all: bool = False):
+        self.planes_at, self.n_planes = plane_block()
+        self.dense_all = dense_all
+        self.other = np.zeros((size, self.planes_at), np.float32)
+        self.inputs = np.zeros((size, MAX_ACTIVE, self.n_planes + 4 * NEIGHBOUR_PLANES), np.float32)
+        self.where = np.zeros((size, MAX_ACTIVE), np.int64)
+        self.active = np.zeros((size, FRAME_CELLS), np.bool_)
+        self.count = np.zeros(size, np.int64)
+        self.cells = np.zeros((size, FRAME_CELLS, self.n_planes), np.float32)  # cell-major, where kept
+
+    def write(self, obs: np.ndarray, rows: np.ndarray, first: int) -> None:
+        """Store observations ``obs[rows]`` (``[., OBS_SIZE]``) in rows ``first, first + 1, ...``."""
+        last = first + len(rows)
+        pack_rows(obs, rows, self.planes_at, self.n_planes, MAX_ACTIVE, first,
+                  self.inputs, self.where, self.active, self.count)
+        self.other[first:last] = obs[rows, :self.planes_at]
+        dense = np.arange(first, last) if self.dense_all else first + np.flatnonzero(self.count[first:last] > MAX_ACTIVE)
+        if len(dense):
+            planes = obs[rows[dense - first], self.planes_at:].reshape(len(dense), self.n_planes, FRAME_CELLS)
+            self.cells[dense] = planes.transpose(0, 2, 1)
+
+    def pack(self, first: int, last: int) -> CellPack:
+        """Rows ``first .. last - 1`` as ``PlaneNet.forward_parts`` takes them (their spare
+        slots cut to the most active cells of any uncrowded row among them)."""
+        count = self.count[first:last]
+        crowded = count > MAX_ACTIVE
+        k = max(1, int(count[~crowded].max(initial=0)))
+        crowded_at = np.cumsum(crowded) * crowded - 1
+        return CellPack(torch.from_numpy(self.inputs[first:last, :k]), torch.from_numpy(self.where[first:last, :k]),
+                        torch.from_numpy(self.active[first:last]), torch.from_numpy(crowded),
+                        torch.from_numpy(self.cells[first:last][crowded]), torch.from_numpy(crowded_at))
+
+    def forward(self, net: PlaneNet, first: int, last: int,
+                pack: CellPack | None = None, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``net``'s ``(logits, value)`` of rows ``first .. last - 1``, or of ``rows`` of them
+        (a minibatch) given their ``pack``."""
+        other = torch.from_numpy(self.other[first:last])
+        cells = torch.from_numpy(self.cells[first:last]) if self.dense_all else None
+        if rows is None:
+            return net.forward_parts(other, cells, self.pack(first, last) if pack is None else pack)
+        return net.forward_parts(other[rows], None if cells is None else cells[rows], pack.rows(rows))
