@@ -10,6 +10,8 @@ copy of the 19 planes, no packing again per forward or per minibatch: see
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import torch
 
@@ -55,12 +57,30 @@ class PackedRows:
                         torch.from_numpy(self.active[first:last]), torch.from_numpy(crowded),
                         torch.from_numpy(self.cells[first:last][crowded]), torch.from_numpy(crowded_at))
 
-    def forward(self, net: PlaneNet, first: int, last: int,
-                pack: CellPack | None = None, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """``net``'s ``(logits, value)`` of rows ``first .. last - 1``, or of ``rows`` of them
-        (a minibatch) given their ``pack``."""
-        other = torch.from_numpy(self.other[first:last])
+    def forward(self, net: PlaneNet, first: int, last: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``net``'s ``(logits, value)`` of rows ``first .. last - 1``."""
         cells = torch.from_numpy(self.cells[first:last]) if self.dense_all else None
-        if rows is None:
-            return net.forward_parts(other, cells, self.pack(first, last) if pack is None else pack)
-        return net.forward_parts(other[rows], None if cells is None else cells[rows], pack.rows(rows))
+        return net.forward_parts(torch.from_numpy(self.other[first:last]), cells, self.pack(first, last))
+
+    def minibatches(self, size: int) -> Minibatches:
+        """Rows ``0 .. size - 1`` (a rollout) ready for many minibatches: packed once, and their
+        non-plane values cut to the columns not zero in every row (unless ``dense_all``)."""
+        other = torch.from_numpy(self.other[:size])
+        if self.dense_all:
+            return Minibatches(other, torch.from_numpy(self.cells[:size]), self.pack(0, size), None)
+        columns = torch.from_numpy(np.flatnonzero(self.other[:size].any(axis=0)))
+        return Minibatches(other.index_select(1, columns), None, self.pack(0, size), columns)
+
+
+class Minibatches(NamedTuple):
+    """A rollout's rows as ``PackedRows.minibatches`` prepares them."""
+
+    other: torch.Tensor
+    cells: torch.Tensor | None
+    pack: CellPack
+    columns: torch.Tensor | None
+
+    def forward(self, net: PlaneNet, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``net``'s ``(logits, value)`` of ``rows`` (a minibatch)."""
+        cells = None if self.cells is None else self.cells[rows]
+        return net.forward_parts(self.other[rows], cells, self.pack.rows(rows), self.columns)

@@ -252,13 +252,13 @@ class SelfPlayTrainer:
         masks = torch.from_numpy(self.buf_mask[:size])
         actions, old_logp = torch.from_numpy(self.buf_action[:size]), torch.from_numpy(self.buf_logp[:size])
         adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
-        packed = self.rollout.pack(0, size)  # packed at collection, cut once for every minibatch
+        rollout = self.rollout.minibatches(size)  # prepared once for every minibatch
         stats = []
         for _ in range(c.update_epochs):
             order = torch.from_numpy(self.rng.permutation(size))
             # equal minibatches of at least minibatch_size (no tiny tail: its advantage std)
             for mb in torch.tensor_split(order, max(1, size // c.minibatch_size)):
-                logits, value = self.rollout.forward(self.net, 0, size, packed, rows=mb)
+                logits, value = rollout.forward(self.net, mb)
                 masked = masked_logits(logits, masks[mb])
                 logp_all = torch.log_softmax(masked, dim=1)
                 logp = logp_all.gather(1, actions[mb][:, None]).squeeze(1)
