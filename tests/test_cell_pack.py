@@ -122,7 +122,7 @@ def test_compiled_packer_agrees_with_torch(num_players):
     where = np.full((n + 2, MAX_ACTIVE), 5, np.int64)
     active = np.ones((n + 2, FRAME_CELLS), np.bool_)
     count = np.zeros(n + 2, np.int64)
-    pack_rows(obs, rows, net.planes_at, net.n_planes, MAX_ACTIVE, 2, inputs, where, active, count)
+    pack_rows(obs, rows, MAX_ACTIVE, 2, inputs, where, active, count)
     reference = pack_cells(net.split(torch.from_numpy(obs[rows]))[1])
     k = reference.inputs.shape[1]
     assert np.array_equal(count[2:] > MAX_ACTIVE, reference.crowded.numpy())

@@ -38,7 +38,7 @@ class PackedRows:
     def write(self, obs: np.ndarray, rows: np.ndarray, first: int) -> None:
         """Store observations ``obs[rows]`` (``[., OBS_SIZE]``) in rows ``first, first + 1, ...``."""
         last = first + len(rows)
-        pack_rows(obs, rows, self.planes_at, self.n_planes, MAX_ACTIVE, first,
+        pack_rows(obs, rows, MAX_ACTIVE, first,
                   self.inputs, self.where, self.active, self.count)
         self.other[first:last] = obs[rows, :self.planes_at]
         dense = np.arange(first, last) if self.dense_all else first + np.flatnonzero(self.count[first:last] > MAX_ACTIVE)
