@@ -51,6 +51,7 @@ from .selfplay_io import RunFolder, write_curve_plot
 from .selfplay_league import initial_weights, league_opponents
 
 LEARNER = -1
+ILLEGAL_LOGIT = -1e9
 _SUMMARY = OFFSETS["arboretum_summary"]
 
 
@@ -89,7 +90,7 @@ def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     """Illegal ids at -1e9: zero probability, and finite (no NaN in the entropy). Probabilities
     come from ``softmax`` of these, not ``exp`` of their log-softmax: ``exp`` of values that
     underflow is about 10x slower on CPUs, ``softmax`` is not."""
-    return logits.masked_fill(masks == 0, -1e9)
+    return logits.masked_fill(masks == 0, ILLEGAL_LOGIT)
 
 
 def log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -112,7 +113,8 @@ class SelfPlayTrainer:
         if start is not None:
             self.net.load_state_dict(start)
         self.league = league_opponents(config) if league is None else league  # never evicted
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5,
+                                          fused=True)  # one kernel per step: 0.2 against 0.55 ms here
         self.snapshots: list[PlaneNet] = []
         self.snapshot_steps: list[int] = []
         self.steps = 0  # learner decisions trained on
@@ -249,7 +251,7 @@ class SelfPlayTrainer:
         frac = min(1.0, self.steps / c.total_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = c.learning_rate * (1.0 - 0.9 * frac)
-        masks = torch.from_numpy(self.buf_mask[:size])
+        illegal = torch.from_numpy(self.buf_mask[:size]) == 0  # once, not per minibatch
         actions, old_logp = torch.from_numpy(self.buf_action[:size]), torch.from_numpy(self.buf_logp[:size])
         adv_all, ret_all = torch.from_numpy(advantages), torch.from_numpy(returns)
         rollout = self.rollout.minibatches(size)  # prepared once for every minibatch
@@ -259,7 +261,7 @@ class SelfPlayTrainer:
             # equal minibatches of at least minibatch_size (no tiny tail: its advantage std)
             for mb in torch.tensor_split(order, max(1, size // c.minibatch_size)):
                 logits, value = rollout.forward(self.net, mb)
-                masked = masked_logits(logits, masks[mb])
+                masked = logits.masked_fill(illegal[mb], ILLEGAL_LOGIT)
                 logp_all = torch.log_softmax(masked, dim=1)
                 logp = logp_all.gather(1, actions[mb][:, None]).squeeze(1)
                 ratio = torch.exp(logp - old_logp[mb])
