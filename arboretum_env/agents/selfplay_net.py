@@ -14,6 +14,10 @@ gives the other 165 logits and the value. With ``card_hidden > 0`` a ``CardHead`
 top card), one small network shared by all cards; ``card_hidden = 0`` (the default, and every
 policy file written before it existed) leaves it out.
 
+Most cells are empty, and every cell whose inputs are all zero gives the same features; so the
+layers shared by the cells run on the active cells only (``cell_pack``: the same function and
+parameters), except when traced for export and for batches under ``SPARSE_MIN_ROWS``.
+
 ``forward(obs [B, OBS_SIZE]) -> (logits [B, 489], value [B])``; the logits are not masked.
 Parameters and multiply-adds per decision: ``PlaneNet.size_report()`` (docs/training.md lists
 the default's).
