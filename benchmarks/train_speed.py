@@ -1,7 +1,7 @@
 """End-to-end learner steps/s of the batched self-play trainer and of the SB3 path, same network.
 
-Both train the same network (``PlaneNet``, the self-play default: ``channels`` 8, ``hidden``
-128) with the same PPO settings (``update_epochs`` passes, minibatches of ``minibatch_size``),
+Both train the same network (``PlaneNet``, by default the self-play default: ``channels`` 8,
+``hidden`` 128; ``--channels``, ``--hidden`` set others) with the same PPO settings (``update_epochs`` passes, minibatches of ``minibatch_size``),
 collection and updates together, on the same machine in the same run, torch on ``--threads``
 threads:
 
@@ -20,7 +20,7 @@ the update's alone: a bound on the ratio at these PPO settings, as SB3 runs the 
 the same network); targets: selfplay >= 3,000 steps/s and
 >= 15x sb3.
 
-    python benchmarks/train_speed.py [--seconds 60] [--threads 2] [--sb3-envs 2]
+    python benchmarks/train_speed.py [--seconds 60] [--threads 2] [--sb3-envs 2] [--channels C] [--hidden H]
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 TARGET_STEPS, TARGET_RATIO = 3000, 15.0
 
 
-def selfplay_speed(seconds: float, threads: int) -> tuple[float, dict]:
+def selfplay_speed(seconds: float, threads: int, channels: int, hidden: int) -> tuple[float, dict]:
     from training.selfplay import SelfPlayTrainer
     from training.selfplay_config import SelfPlayConfig
     from training.selfplay_io import RunFolder
 
     config = SelfPlayConfig(run_name="speed", runs_dir=tempfile.mkdtemp(), torch_threads=threads,
-                            snapshot_every=0)
+                            snapshot_every=0, channels=channels, hidden=hidden)
     trainer = SelfPlayTrainer(config, RunFolder(Path(config.runs_dir) / "speed", config))
     trainer.venv.reset(seed=0)
     trainer._deal_controllers(np.arange(config.num_envs))
@@ -66,7 +66,8 @@ def selfplay_speed(seconds: float, threads: int) -> tuple[float, dict]:
                                         "channels", "hidden")}, "size": trainer.net.size_report()}
 
 
-def sb3_speed(seconds: float, threads: int, n_envs: int, decisions: int, epochs: int, minibatch: int) -> float:
+def sb3_speed(seconds: float, threads: int, n_envs: int, decisions: int, epochs: int, minibatch: int,
+              channels: int, hidden: int) -> float:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -78,7 +79,8 @@ def sb3_speed(seconds: float, threads: int, n_envs: int, decisions: int, epochs:
     torch.set_num_threads(threads)
     env = SubprocVecEnv([make_single_agent_env(num_players=2, opponents="random", seed=i) for i in range(n_envs)])
     model = MaskablePPO(PlanePolicy, env, n_steps=decisions // n_envs, batch_size=minibatch, n_epochs=epochs,
-                        learning_rate=3e-4, gamma=1.0, seed=0, verbose=0)
+                        learning_rate=3e-4, gamma=1.0, seed=0, verbose=0,
+                        policy_kwargs={"channels": channels, "hidden": hidden})
 
     class Clock(BaseCallback):
         def __init__(self):
@@ -105,15 +107,19 @@ def sb3_speed(seconds: float, threads: int, n_envs: int, decisions: int, epochs:
 
 
 def main(argv=None) -> dict:
+    from training.selfplay_config import SelfPlayConfig
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="timed seconds per trainer")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (2 cores: 2)")
     parser.add_argument("--sb3-envs", type=int, default=2)
+    parser.add_argument("--channels", type=int, default=SelfPlayConfig.channels, help="PlaneNet channels")
+    parser.add_argument("--hidden", type=int, default=SelfPlayConfig.hidden, help="PlaneNet summary width")
     args = parser.parse_args(argv)
-    selfplay, info = selfplay_speed(args.seconds, args.threads)
+    selfplay, info = selfplay_speed(args.seconds, args.threads, args.channels, args.hidden)
     c = info["config"]
     sb3 = sb3_speed(args.seconds, args.threads, args.sb3_envs, c["num_envs"] * c["rollout_steps"],
-                    c["update_epochs"], c["minibatch_size"])
+                    c["update_epochs"], c["minibatch_size"], c["channels"], c["hidden"])
     return {"benchmark": "train_speed", "selfplay_steps_per_s": round(selfplay), "sb3_steps_per_s": round(sb3),
             "ratio": round(selfplay / sb3, 2),
             # the ratio even if collection cost nothing: the SB3 path's time per step over this

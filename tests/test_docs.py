@@ -62,3 +62,21 @@ def test_readme_names_the_two_setup_commands_and_ci_runs_the_test_one():
     readme = (REPO / "README.md").read_text()
     assert "make quickstart" in readme and "make test" in readme
     assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_selfplay_network_sizes_match_the_code():
+    """docs/selfplay.md's table of ``PlaneNet`` settings: parameters and multiply-adds per
+    decision as ``size_report`` gives them, and the row marked default is the config's default."""
+    import re
+
+    from arboretum_env.agents.selfplay_net import PlaneNet
+    from training.selfplay_config import SelfPlayConfig
+
+    rows = re.findall(r"^\| (default )?`(channels: \d+, hidden: \d+(?:, card_hidden: \d+)?)`[^|]* \| ([\d,]+) \| ([\d,]+) \|$",
+                      (REPO / "docs" / "selfplay.md").read_text(), re.M)
+    assert len(rows) >= 4
+    defaults = [settings for default, settings, _, _ in rows if default]
+    assert defaults == [f"channels: {SelfPlayConfig.channels}, hidden: {SelfPlayConfig.hidden}"]
+    for _, settings, params, macs in rows:
+        size = PlaneNet(**{k: int(v) for k, v in (part.split(": ") for part in settings.split(", "))}).size_report()
+        assert (size["parameters"], size["multiply_adds"]) == (int(params.replace(",", "")), int(macs.replace(",", ""))), settings

@@ -7,11 +7,12 @@ policy, a frozen snapshot of it or a fixed self-play policy (``league``); the he
 1. ``VectorEnv`` plays ``num_envs`` games at once on the compiled fast path.
 2. Each step, the seats to move are grouped by who plays them: the learner (one batched forward
    of the current network, its decisions stored for training) and each snapshot in the pool
-   (one batched forward each). A new game is a pure self-play game (the learner in every seat)
-   or, with chance ``snapshot_fraction`` once the pool is not empty, a game of the learner in
-   one seat against one opponent of the pool in all the others. The pool: the snapshots, and
-   the fixed self-play policies of ``league`` (``training.selfplay_league``: a main policy
-   for an exploiter run, exploiters for a main run).
+   (one batched forward each); observations are stored as the network reads them, the active
+   cells packed once (``training.packed_rows``). A new game is a pure self-play game (the
+   learner in every seat) or, with chance ``snapshot_fraction`` once the pool is not empty, a
+   game of the learner in one seat against one opponent of the pool in all the others. The
+   pool: the snapshots, and the fixed self-play policies of ``league``
+   (``training.selfplay_league``: a main policy for an exploiter run, exploiters for a main run).
 3. Returns per seat: each seat's decisions form their own trajectory; a seat's end-of-game
    reward (the loser's too) is credited to that seat's last decision; GAE runs along each
    seat's own chain of decisions (``_gae``). With ``reward_shaping: path_potential``, each
@@ -151,6 +152,7 @@ class SelfPlayTrainer:
             return self.choose(*store.forward(net, first, last), masks)
 
     def choose(self, logits: torch.Tensor, value: torch.Tensor, masks: np.ndarray, greedy: bool = False):
+        """Sample (or, ``greedy``, take the most likely of) the legal actions from ``logits``."""
         masked = masked_logits(logits, torch.from_numpy(masks))
         logp = torch.log_softmax(masked, dim=1)
         if not torch.isfinite(logits).all():
