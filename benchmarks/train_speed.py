@@ -1,9 +1,9 @@
 """End-to-end learner steps/s of the batched self-play trainer and of the SB3 path, same network.
 
 Both train the same network (``PlaneNet``, by default the self-play default: ``channels`` 8,
-``hidden`` 128; ``--channels``, ``--hidden`` set others) with the same PPO settings (``update_epochs`` passes, minibatches of ``minibatch_size``),
-collection and updates together, on the same machine in the same run, torch on ``--threads``
-threads:
+``hidden`` 128; ``--channels`` and ``--hidden`` set others) with the same PPO settings
+(``update_epochs`` passes, minibatches of ``minibatch_size``), collection and updates together,
+on the same machine in the same run, torch on ``--threads`` threads:
 
 * **selfplay**: ``training.selfplay.SelfPlayTrainer`` (``num_envs`` games on the vector env,
   every seat the learner: each decision is a learner step), rollouts of ``num_envs *
@@ -12,15 +12,18 @@ threads:
   other) in ``--sb3-envs`` subprocesses (``SubprocVecEnv``), sb3-contrib ``MaskablePPO`` with
   ``training.sb3_plane.PlanePolicy``, ``n_steps`` so that a rollout holds as many decisions.
 
-Each is timed after one warm-up rollout and update (compilation, first allocations). No
-evaluation is counted. The last line is one JSON object: both steps/s, their ratio, the
-network's parameters and multiply-adds per decision, the self-play trainer's time per step in
-collection and in updates, and ``ratio_if_collection_free`` (the SB3 path's time per step over
-the update's alone: a bound on the ratio at these PPO settings, as SB3 runs the same update on
-the same network); targets: selfplay >= 3,000 steps/s and
->= 15x sb3.
+Each is warmed up by one rollout and update (compilation, first allocations); then they take
+turns, ``--rounds`` times each for ``--seconds / --rounds`` (SB3 in whole rollouts), so that a
+drift in the machine's speed, which is as large as 20% within minutes on a shared 2-core
+machine, reaches both. No evaluation is counted. The last line is one JSON object: both
+steps/s over all their turns, their ratio and its value per round, the network's parameters and
+multiply-adds per decision, the self-play trainer's time per step in collection and in updates,
+and ``ratio_if_collection_free`` (the SB3 path's time per step over the update's alone: a bound
+on the ratio at these PPO settings, as SB3 runs the same update on the same network); targets:
+selfplay >= 3,000 steps/s and >= 15x sb3.
 
-    python benchmarks/train_speed.py [--seconds 60] [--threads 2] [--sb3-envs 2] [--channels C] [--hidden H]
+    python benchmarks/train_speed.py [--seconds 60] [--rounds 4] [--threads 2] [--sb3-envs 2]
+                                     [--channels C] [--hidden H]
 """
 
 from __future__ import annotations
@@ -40,70 +43,71 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 TARGET_STEPS, TARGET_RATIO = 3000, 15.0
 
 
-def selfplay_speed(seconds: float, threads: int, channels: int, hidden: int) -> tuple[float, dict]:
-    from training.selfplay import SelfPlayTrainer
-    from training.selfplay_config import SelfPlayConfig
-    from training.selfplay_io import RunFolder
+class SelfPlayRun:
+    """The batched self-play trainer, warmed up (compilation, first allocations)."""
 
-    config = SelfPlayConfig(run_name="speed", runs_dir=tempfile.mkdtemp(), torch_threads=threads,
-                            snapshot_every=0, channels=channels, hidden=hidden)
-    trainer = SelfPlayTrainer(config, RunFolder(Path(config.runs_dir) / "speed", config))
-    trainer.venv.reset(seed=0)
-    trainer._deal_controllers(np.arange(config.num_envs))
-    trainer.update(trainer.collect())  # warm-up
-    steps, collecting, start = 0, 0.0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        began = time.perf_counter()
-        size = trainer.collect()
-        collecting += time.perf_counter() - began
-        trainer.update(size)
-        steps += size
-    elapsed = time.perf_counter() - start
-    split = {"collect_us_per_step": round(1e6 * collecting / steps, 1),
-             "update_us_per_step": round(1e6 * (elapsed - collecting) / steps, 1)}
-    return steps / elapsed, {"split": split, "config": {
-        k: getattr(config, k) for k in ("num_envs", "rollout_steps", "update_epochs", "minibatch_size",
-                                        "channels", "hidden")}, "size": trainer.net.size_report()}
+    def __init__(self, threads: int, channels: int, hidden: int):
+        from training.selfplay import SelfPlayTrainer
+        from training.selfplay_config import SelfPlayConfig
+        from training.selfplay_io import RunFolder
+
+        self.config = SelfPlayConfig(run_name="speed", runs_dir=tempfile.mkdtemp(), torch_threads=threads,
+                                     snapshot_every=0, channels=channels, hidden=hidden)
+        self.trainer = SelfPlayTrainer(self.config, RunFolder(Path(self.config.runs_dir) / "speed", self.config))
+        self.trainer.venv.reset(seed=0)
+        self.trainer._deal_controllers(np.arange(self.config.num_envs))
+        self.trainer.update(self.trainer.collect())  # warm-up
+        self.steps, self.seconds, self.collecting = 0, 0.0, 0.0
+
+    def run(self, seconds: float) -> float:
+        """Train for about ``seconds``; returns this stretch's steps/s."""
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            began = time.perf_counter()
+            size = self.trainer.collect()
+            self.collecting += time.perf_counter() - began
+            self.trainer.update(size)
+            steps += size
+        elapsed = time.perf_counter() - start
+        self.steps, self.seconds = self.steps + steps, self.seconds + elapsed
+        return steps / elapsed
 
 
-def sb3_speed(seconds: float, threads: int, n_envs: int, decisions: int, epochs: int, minibatch: int,
-              channels: int, hidden: int) -> float:
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import SubprocVecEnv
+class SB3Run:
+    """The SB3 path on the same network and PPO settings, warmed up by one rollout and update."""
 
-    from arboretum_env.wrappers import make_single_agent_env
-    from training.sb3_plane import PlanePolicy
+    def __init__(self, threads: int, n_envs: int, config):
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    torch.set_num_threads(threads)
-    env = SubprocVecEnv([make_single_agent_env(num_players=2, opponents="random", seed=i) for i in range(n_envs)])
-    model = MaskablePPO(PlanePolicy, env, n_steps=decisions // n_envs, batch_size=minibatch, n_epochs=epochs,
-                        learning_rate=3e-4, gamma=1.0, seed=0, verbose=0,
-                        policy_kwargs={"channels": channels, "hidden": hidden})
+        from arboretum_env.wrappers import make_single_agent_env
+        from training.sb3_plane import PlanePolicy
 
-    class Clock(BaseCallback):
-        def __init__(self):
-            super().__init__()
-            self.marks: list[tuple[float, int]] = []
+        torch.set_num_threads(threads)
+        self.env = SubprocVecEnv([make_single_agent_env(num_players=2, opponents="random", seed=i)
+                                  for i in range(n_envs)])
+        decisions = config.num_envs * config.rollout_steps
+        self.model = MaskablePPO(PlanePolicy, self.env, n_steps=decisions // n_envs,
+                                 batch_size=config.minibatch_size, n_epochs=config.update_epochs,
+                                 learning_rate=3e-4, gamma=1.0, seed=0, verbose=0,
+                                 policy_kwargs={"channels": config.channels, "hidden": config.hidden})
+        self.per_rollout = self.model.n_steps * n_envs
+        start = time.perf_counter()
+        self.model.learn(self.per_rollout)  # warm-up
+        self.rollout_seconds = time.perf_counter() - start
+        self.steps, self.seconds = 0, 0.0
 
-        def _on_rollout_start(self) -> None:
-            self.marks.append((time.perf_counter(), self.model.num_timesteps))
-
-        def _on_step(self) -> bool:
-            return True
-
-    clock = Clock()
-    per_rollout = model.n_steps * n_envs
-    start = time.perf_counter()
-    model.learn(per_rollout, callback=clock)  # warm-up
-    first = time.perf_counter() - start
-    rollouts = max(2, int(seconds / max(first, 1e-3)))
-    model.learn(rollouts * per_rollout, callback=clock, reset_num_timesteps=False)
-    end = time.perf_counter()
-    t0, s0 = clock.marks[1]  # from the first rollout after the warm-up
-    env.close()
-    return (model.num_timesteps - s0) / (end - t0)
+    def run(self, seconds: float) -> float:
+        """Whole rollouts and updates for about ``seconds`` (at least one); returns their steps/s."""
+        rollouts = max(1, round(seconds / self.rollout_seconds))
+        before, start = self.model.num_timesteps, time.perf_counter()
+        self.model.learn(rollouts * self.per_rollout, reset_num_timesteps=False)
+        elapsed = time.perf_counter() - start
+        steps = self.model.num_timesteps - before
+        self.rollout_seconds = elapsed / rollouts
+        self.steps, self.seconds = self.steps + steps, self.seconds + elapsed
+        return steps / elapsed
 
 
 def main(argv=None) -> dict:
@@ -111,24 +115,39 @@ def main(argv=None) -> dict:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="timed seconds per trainer")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="the trainers take turns, this many times each (the machine's drifts hit both)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (2 cores: 2)")
     parser.add_argument("--sb3-envs", type=int, default=2)
     parser.add_argument("--channels", type=int, default=SelfPlayConfig.channels, help="PlaneNet channels")
     parser.add_argument("--hidden", type=int, default=SelfPlayConfig.hidden, help="PlaneNet summary width")
     args = parser.parse_args(argv)
-    selfplay, info = selfplay_speed(args.seconds, args.threads, args.channels, args.hidden)
-    c = info["config"]
-    sb3 = sb3_speed(args.seconds, args.threads, args.sb3_envs, c["num_envs"] * c["rollout_steps"],
-                    c["update_epochs"], c["minibatch_size"], c["channels"], c["hidden"])
-    return {"benchmark": "train_speed", "selfplay_steps_per_s": round(selfplay), "sb3_steps_per_s": round(sb3),
-            "ratio": round(selfplay / sb3, 2),
+    if args.seconds <= 0 or args.rounds < 1 or args.threads < 1 or args.sb3_envs < 1:
+        parser.error("--seconds must be positive; --rounds, --threads and --sb3-envs at least 1")
+    selfplay = SelfPlayRun(args.threads, args.channels, args.hidden)
+    c = selfplay.config
+    sb3 = SB3Run(args.threads, args.sb3_envs, c)
+    rounds = []
+    for _ in range(args.rounds):
+        fast = selfplay.run(args.seconds / args.rounds)
+        rounds.append(round(fast / sb3.run(args.seconds / args.rounds), 2))
+    sb3.env.close()
+    selfplay_rate, sb3_rate = selfplay.steps / selfplay.seconds, sb3.steps / sb3.seconds
+    update_us = 1e6 * (selfplay.seconds - selfplay.collecting) / selfplay.steps
+    split = {"collect_us_per_step": round(1e6 * selfplay.collecting / selfplay.steps, 1),
+             "update_us_per_step": round(update_us, 1)}
+    ppo = {k: getattr(c, k) for k in ("num_envs", "rollout_steps", "update_epochs", "minibatch_size", "channels", "hidden")}
+    return {"benchmark": "train_speed", "selfplay_steps_per_s": round(selfplay_rate), "sb3_steps_per_s": round(sb3_rate),
+            "ratio": round(selfplay_rate / sb3_rate, 2), "ratio_per_round": rounds,
             # the ratio even if collection cost nothing: the SB3 path's time per step over this
             # trainer's update time per step (the same network and PPO settings in both)
-            "ratio_if_collection_free": round(1e6 / sb3 / info["split"]["update_us_per_step"], 2),
-            "selfplay_split": info["split"], "threads": args.threads, "cpu_count": os.cpu_count(),
-            "load_average": list(os.getloadavg()), "network": {"name": "plane_net", **info["size"]},
-            "ppo": c, "targets": {"selfplay_steps_per_s": TARGET_STEPS, "ratio": TARGET_RATIO},
-            "targets_met": {"selfplay_steps_per_s": selfplay >= TARGET_STEPS, "ratio": selfplay / sb3 >= TARGET_RATIO}}
+            "ratio_if_collection_free": round(1e6 / sb3_rate / update_us, 2),
+            "selfplay_split": split, "threads": args.threads, "cpu_count": os.cpu_count(),
+            "load_average": list(os.getloadavg()),
+            "network": {"name": "plane_net", **selfplay.trainer.net.size_report()},
+            "ppo": ppo, "targets": {"selfplay_steps_per_s": TARGET_STEPS, "ratio": TARGET_RATIO},
+            "targets_met": {"selfplay_steps_per_s": selfplay_rate >= TARGET_STEPS,
+                            "ratio": selfplay_rate / sb3_rate >= TARGET_RATIO}}
 
 
 if __name__ == "__main__":
