@@ -136,8 +136,10 @@ def main(argv=None) -> dict:
     update_us = 1e6 * (selfplay.seconds - selfplay.collecting) / selfplay.steps
     split = {"collect_us_per_step": round(1e6 * selfplay.collecting / selfplay.steps, 1),
              "update_us_per_step": round(update_us, 1)}
-    ppo = {k: getattr(c, k) for k in ("num_envs", "rollout_steps", "update_epochs", "minibatch_size", "channels", "hidden")}
-    return {"benchmark": "train_speed", "selfplay_steps_per_s": round(selfplay_rate), "sb3_steps_per_s": round(sb3_rate),
+    ppo = {k: getattr(c, k)
+           for k in ("num_envs", "rollout_steps", "update_epochs", "minibatch_size", "channels", "hidden")}
+    return {"benchmark": "train_speed", "selfplay_steps_per_s": round(selfplay_rate),
+            "sb3_steps_per_s": round(sb3_rate),
             "ratio": round(selfplay_rate / sb3_rate, 2), "ratio_per_round": rounds,
             # the ratio even if collection cost nothing: the SB3 path's time per step over this
             # trainer's update time per step (the same network and PPO settings in both)

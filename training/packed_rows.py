@@ -41,7 +41,10 @@ class PackedRows:
         pack_rows(obs, rows, MAX_ACTIVE, first,
                   self.inputs, self.where, self.active, self.count)
         self.other[first:last] = obs[rows, :self.planes_at]
-        dense = np.arange(first, last) if self.dense_all else first + np.flatnonzero(self.count[first:last] > MAX_ACTIVE)
+        if self.dense_all:
+            dense = np.arange(first, last)
+        else:  # the crowded rows only
+            dense = first + np.flatnonzero(self.count[first:last] > MAX_ACTIVE)
         if len(dense):
             planes = obs[rows[dense - first], self.planes_at:].reshape(len(dense), self.n_planes, FRAME_CELLS)
             self.cells[dense] = planes.transpose(0, 2, 1)
@@ -53,9 +56,10 @@ class PackedRows:
         crowded = count > MAX_ACTIVE
         k = max(1, int(count[~crowded].max(initial=0)))
         crowded_at = np.cumsum(crowded) * crowded - 1
-        return CellPack(torch.from_numpy(self.inputs[first:last, :k]), torch.from_numpy(self.where[first:last, :k]),
-                        torch.from_numpy(self.active[first:last]), torch.from_numpy(crowded),
-                        torch.from_numpy(self.cells[first:last][crowded]), torch.from_numpy(crowded_at))
+        return CellPack(torch.from_numpy(self.inputs[first:last, :k]),
+                        torch.from_numpy(self.where[first:last, :k]), torch.from_numpy(self.active[first:last]),
+                        torch.from_numpy(crowded), torch.from_numpy(self.cells[first:last][crowded]),
+                        torch.from_numpy(crowded_at))
 
     def forward(self, net: PlaneNet, first: int, last: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s ``(logits, value)`` of rows ``first .. last - 1``."""
@@ -64,7 +68,7 @@ class PackedRows:
 
     def minibatches(self, size: int) -> Minibatches:
         """Rows ``0 .. size - 1`` (a rollout) ready for many minibatches: packed once, and their
-        non-plane values cut to the columns not zero in every row (unless ``dense_all``)."""
+        non-plane values cut to the columns that are not zero in some row (unless ``dense_all``)."""
         other = torch.from_numpy(self.other[:size])
         if self.dense_all:
             return Minibatches(other, torch.from_numpy(self.cells[:size]), self.pack(0, size), None)

@@ -41,7 +41,7 @@ from arboretum_env.actions import NUM_ACTIONS
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.engine.cards import NUM_CARDS, NUM_SPECIES
 from arboretum_env.engine.jit_playout import compile_kernel
-from arboretum_env.observation import OBS_SIZE, OFFSETS, SEATS, SUMMARY_BLOCK
+from arboretum_env.observation import OFFSETS, SEATS, SUMMARY_BLOCK
 from arboretum_env.vector import VectorEnv
 
 from .batch_eval import evaluate_policy
