@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from arboretum_env.actions import FRAME_CELLS, NUM_ACTIONS
-from arboretum_env.agents.cell_pack import MAX_ACTIVE, pack_cells
+from arboretum_env.agents.cell_pack import GAIN_PLANE, MAX_ACTIVE, pack_cells
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.batch import table as T
 from arboretum_env.observation import OBS_SIZE
@@ -54,7 +54,8 @@ def both(net: PlaneNet, obs: torch.Tensor, **packing):
 def test_sparse_equals_dense(num_players):
     obs = observations(num_players)
     pack = pack_cells(PlaneNet().split(obs)[1])
-    assert pack.crowded.any() and not pack.crowded.all()  # first placements are in there
+    assert (pack.background > 0).any()  # first placements: the gain plane fills the frame
+    assert not pack.crowded.all()
     assert pack.inputs.shape[1] <= MAX_ACTIVE
     assert pack.active.sum(1).float().mean() < FRAME_CELLS / 4  # most cells are blank
     net = trained_like()
@@ -122,11 +123,15 @@ def test_compiled_packer_agrees_with_torch(num_players):
     where = np.full((n + 2, MAX_ACTIVE), 5, np.int64)
     active = np.ones((n + 2, FRAME_CELLS), np.bool_)
     count = np.zeros(n + 2, np.int64)
-    pack_rows(obs, rows, MAX_ACTIVE, 2, inputs, where, active, count)
+    background = np.full(n + 2, 9.0, np.float32)
+    pack_rows(obs, rows, MAX_ACTIVE, 2, inputs, where, active, count, background)
     reference = pack_cells(net.split(torch.from_numpy(obs[rows]))[1])
     k = reference.inputs.shape[1]
     assert np.array_equal(count[2:] > MAX_ACTIVE, reference.crowded.numpy())
-    assert (count[2:] > MAX_ACTIVE).any()
+    assert np.array_equal(background[2:], reference.background.numpy()) and (background[2:] > 0).any()
     assert np.array_equal(active[2:], reference.active.numpy())
     assert np.array_equal(where[2:, :k], reference.where.numpy()) and (where[2:, k:] == FRAME_CELLS).all()
-    assert np.array_equal(inputs[2:, :k], reference.inputs.numpy()) and not inputs[2:, k:].any()
+    assert np.array_equal(inputs[2:, :k], reference.inputs.numpy())
+    spare = np.zeros_like(inputs[2:, k:])
+    spare[:, :, GAIN_PLANE] = background[2:, None]
+    assert np.array_equal(inputs[2:, k:], spare)  # blank cells of their row

@@ -25,26 +25,27 @@ class PackedRows:
     """``size`` rows of decisions for ``PlaneNet``s; ``dense_all``: keep every row's dense cells
     (for a network with a ``CardHead``)."""
 
-    def __init__(self, size: int, dense_all: bool = False):
+    def __init__(self, size: int, dense_all: bool = False, max_active: int = MAX_ACTIVE):
         self.planes_at, self.n_planes = plane_block()
-        self.dense_all = dense_all
+        self.dense_all, self.max_active = dense_all, max_active
         self.other = np.zeros((size, self.planes_at), np.float32)
-        self.inputs = np.zeros((size, MAX_ACTIVE, self.n_planes + 4 * NEIGHBOUR_PLANES), np.float32)
-        self.where = np.zeros((size, MAX_ACTIVE), np.int64)
+        self.inputs = np.zeros((size, max_active, self.n_planes + 4 * NEIGHBOUR_PLANES), np.float32)
+        self.where = np.zeros((size, max_active), np.int64)
         self.active = np.zeros((size, FRAME_CELLS), np.bool_)
         self.count = np.zeros(size, np.int64)
+        self.background = np.zeros(size, np.float32)
         self.cells = np.zeros((size, FRAME_CELLS, self.n_planes), np.float32)  # cell-major, where kept
 
     def write(self, obs: np.ndarray, rows: np.ndarray, first: int) -> None:
         """Store observations ``obs[rows]`` (``[., OBS_SIZE]``) in rows ``first, first + 1, ...``."""
         last = first + len(rows)
-        pack_rows(obs, rows, MAX_ACTIVE, first,
-                  self.inputs, self.where, self.active, self.count)
+        pack_rows(obs, rows, self.max_active, first,
+                  self.inputs, self.where, self.active, self.count, self.background)
         self.other[first:last] = obs[rows, :self.planes_at]
         if self.dense_all:
             dense = np.arange(first, last)
         else:  # the crowded rows only
-            dense = first + np.flatnonzero(self.count[first:last] > MAX_ACTIVE)
+            dense = first + np.flatnonzero(self.count[first:last] > self.max_active)
         if len(dense):
             planes = obs[rows[dense - first], self.planes_at:].reshape(len(dense), self.n_planes, FRAME_CELLS)
             self.cells[dense] = planes.transpose(0, 2, 1)
@@ -53,13 +54,13 @@ class PackedRows:
         """Rows ``first .. last - 1`` as ``PlaneNet.forward_parts`` takes them (their spare
         slots cut to the most active cells of any uncrowded row among them)."""
         count = self.count[first:last]
-        crowded = count > MAX_ACTIVE
+        crowded = count > self.max_active
         k = max(1, int(count[~crowded].max(initial=0)))
         crowded_at = np.cumsum(crowded) * crowded - 1
         return CellPack(torch.from_numpy(self.inputs[first:last, :k]),
                         torch.from_numpy(self.where[first:last, :k]), torch.from_numpy(self.active[first:last]),
                         torch.from_numpy(crowded), torch.from_numpy(self.cells[first:last][crowded]),
-                        torch.from_numpy(crowded_at))
+                        torch.from_numpy(crowded_at), torch.from_numpy(self.background[first:last]))
 
     def forward(self, net: PlaneNet, first: int, last: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s ``(logits, value)`` of rows ``first .. last - 1``."""

@@ -6,8 +6,10 @@ neighbours. Most cells are empty: in a 2-player game about 30 of the 324 have an
 not zero (a card on them in some arboretum, a card of the observer's beside them, or a gain),
 and every other cell gives the same features, ``relu(bias)``. So ``PlaneNet`` computes the
 *active* cells only and the blank value once per row: the same function, about twice as fast
-forward and backward. A row with more than ``MAX_ACTIVE`` active cells (the first placement,
-whose gain plane covers every cell) is *crowded* and computed densely.
+forward and backward. In a first placement the gain plane holds one value on every cell (every
+cell is legal): there a cell counts as blank when its gain equals that *background* and all its
+other inputs are zero, and the blank value is that of such a cell. A row with more than
+``MAX_ACTIVE`` active cells is *crowded* and computed densely.
 
 The planes are never negative (``observation.SECTIONS``), yet "active" is tested on absolute
 values, so any input is packed exactly.
@@ -21,10 +23,13 @@ import torch
 import torch.nn.functional as F
 
 from ..actions import FRAME, FRAME_CELLS
+from ..observation import OFFSETS
 
 NEIGHBOUR_PLANES = 2
 """The first two planes (the observer's rank and species planes, ``arboretum_planes`` seat 0)
 are also read on each cell's four neighbours."""
+GAIN_PLANE = (OFFSETS["gain_plane"] - OFFSETS["arboretum_planes"]) // FRAME_CELLS
+"""The gain plane's place among the planes (and in each cell's inputs)."""
 MAX_ACTIVE = 96
 """Rows with more active cells than this are computed densely (packing them would widen every
 row of the batch to their count)."""
@@ -36,7 +41,9 @@ class CellPack(NamedTuple):
     any uncrowded row (at least 1), spare slots all zero; ``where [B, K]``: their cell ids, 324
     for a spare slot; ``active [B, 324]``; ``crowded [B]``: rows computed densely instead
     (nothing of theirs is packed); ``crowded_cells [M, 324, n_planes]``: those rows' cells, in
-    row order; ``crowded_at [B]``: each crowded row's place in ``crowded_cells`` (-1 for others)."""
+    row order; ``crowded_at [B]``: each crowded row's place in ``crowded_cells`` (-1 for others);
+    ``background [B]``: the gain a blank cell of the row has (0 unless the gain plane holds one
+    value other than 0 on every cell), which spare slots hold too."""
 
     inputs: torch.Tensor
     where: torch.Tensor
@@ -44,13 +51,15 @@ class CellPack(NamedTuple):
     crowded: torch.Tensor
     crowded_cells: torch.Tensor
     crowded_at: torch.Tensor
+    background: torch.Tensor
 
     def rows(self, index: torch.Tensor) -> CellPack:
         """The pack of rows ``index`` (a trainer packs a rollout once, then takes minibatches)."""
         at = self.crowded_at[index]
         crowded = at >= 0
         return CellPack(self.inputs[index], self.where[index], self.active[index], crowded,
-                        self.crowded_cells[at[crowded]], torch.cumsum(crowded, 0) * crowded - 1)
+                        self.crowded_cells[at[crowded]], torch.cumsum(crowded, 0) * crowded - 1,
+                        self.background[index])
 
 
 def cell_inputs(cells: torch.Tensor) -> torch.Tensor:
@@ -70,7 +79,12 @@ def pack_cells(cells: torch.Tensor, max_active: int = MAX_ACTIVE) -> CellPack:
     batch, _, n_planes = cells.shape
     # "some input is not zero" as a sum of absolute values: a matrix-vector product, several
     # times cheaper on CPUs than comparing and reducing over the planes
+    gain = cells[:, :, GAIN_PLANE]
+    uniform = (gain == gain[:, :1]).all(dim=1) & (gain[:, 0] != 0)
+    background = torch.where(uniform, gain[:, 0], torch.zeros_like(gain[:, 0]))
     magnitude = cells.abs()
+    if bool(uniform.any()):  # a blank cell's gain is the background
+        magnitude[:, :, GAIN_PLANE] = (gain - background[:, None]).abs()
     filled = (magnitude.view(-1, n_planes) @ magnitude.new_ones(n_planes)).view(batch, FRAME, FRAME) > 0
     mine = magnitude[:, :, 0] + magnitude[:, :, 1]  # the NEIGHBOUR_PLANES
     near = F.pad((mine > 0).view(batch, FRAME, FRAME), (1, 1, 1, 1))
@@ -87,6 +101,7 @@ def pack_cells(cells: torch.Tensor, max_active: int = MAX_ACTIVE) -> CellPack:
     where = torch.full((batch, k), FRAME_CELLS, dtype=torch.long, device=cells.device)
     where[row, slot] = cell
     inputs = cells.new_zeros(batch, k, n_planes + 4 * NEIGHBOUR_PLANES)
+    inputs[:, :, GAIN_PLANE] = background[:, None]  # spare slots: blank cells of their row
     inputs[row, slot, :n_planes] = cells[row, cell]
     side = FRAME + 2  # the neighbours' own planes, from the grid with a border of empty cells
     own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
@@ -95,4 +110,4 @@ def pack_cells(cells: torch.Tensor, max_active: int = MAX_ACTIVE) -> CellPack:
     steps = torch.tensor([-side, side, -1, 1], device=cells.device)  # above, below, left, right
     inputs[row, slot, n_planes:] = own[at[:, None] + steps].view(-1, 4 * NEIGHBOUR_PLANES)
     return CellPack(inputs, where, active, crowded, cells[crowded],
-                    torch.cumsum(crowded, 0) * crowded - 1)
+                    torch.cumsum(crowded, 0) * crowded - 1, background)

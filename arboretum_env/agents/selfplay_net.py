@@ -32,7 +32,7 @@ from torch import nn
 from ..actions import DISCARD, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL
 from ..observation import OBS_SIZE, SECTIONS
 from .card_head import CardHead
-from .cell_pack import NEIGHBOUR_PLANES, CellPack, cell_inputs, pack_cells
+from .cell_pack import GAIN_PLANE, NEIGHBOUR_PLANES, CellPack, cell_inputs, pack_cells
 
 N_OTHER_LOGITS = NUM_ACTIONS - FRAME_CELLS
 SPARSE_MIN_ROWS = 32
@@ -107,7 +107,9 @@ class PlaneNet(nn.Module):
         if sparse:
             pack = pack_cells(cells) if packed is None else packed
             cell = self.cell_features(pack.inputs)  # [B, K, C]
-            blank = torch.relu(self.cell_in.bias)  # [C]: what every cell with all-zero inputs gives
+            # [B, C]: what a blank cell gives (all inputs zero but the gain, the row's background)
+            gain_weight = self.cell_in.weight[:, GAIN_PLANE]
+            blank = torch.relu(self.cell_in.bias + pack.background[:, None] * gain_weight)
             k = cell.shape[1]
             total = cell.sum(dim=1) + (FRAME_CELLS - k) * blank  # spare slots give blank too
             top = torch.maximum(cell.max(dim=1).values, blank) if k < FRAME_CELLS else cell.max(dim=1).values
@@ -131,7 +133,7 @@ class PlaneNet(nn.Module):
         condition = self.condition(h)[:, None, :]
         cells_out = self.cell_out(torch.relu(cell + condition)).squeeze(2)  # [B, K] or [B, 324]
         if sparse:  # blank cells all get the blank cell's logit, active ones their own
-            blank_out = self.cell_out(torch.relu(blank + condition)).view(batch, 1)
+            blank_out = self.cell_out(torch.relu(blank[:, None, :] + condition)).view(batch, 1)
             placed = torch.zeros(batch, FRAME_CELLS + 1, dtype=cells_out.dtype, device=cells_out.device)
             placed = placed.scatter(1, pack.where, cells_out)[:, :FRAME_CELLS]  # spare slots: dropped
             cells_out = torch.where(pack.active, placed, blank_out)

@@ -20,28 +20,42 @@ from .. import observation as _observation
 NEIGHBOUR_PLANES = 2  # the layout of agents.cell_pack (which this layer cannot import)
 PLANES_AT = OFFSETS["arboretum_planes"]  # the planes: from there to the end of the observation
 N_PLANES = (OBS_SIZE - PLANES_AT) // FRAME_CELLS
-assert PLANES_AT + N_PLANES * FRAME_CELLS == OBS_SIZE
+GAIN_AT = OFFSETS["gain_plane"]
+GAIN_PLANE = (GAIN_AT - PLANES_AT) // FRAME_CELLS
+assert PLANES_AT + N_PLANES * FRAME_CELLS == OBS_SIZE and PLANES_AT < GAIN_AT < OBS_SIZE
 # (compiled in as constants: with the loop bounds known, the plane sums vectorise, 7x faster)
 
 
-def pack_rows(obs, rows, max_active, first, inputs, where, active, count):  # pragma: no cover - compiled
+def pack_rows(obs, rows, max_active, first, inputs, where, active, count, background):  # pragma: no cover - compiled
     """Pack ``obs[rows[i]]`` into row ``first + i`` of ``inputs [., max_active, N_PLANES + 8]``
     (each active cell's planes, then the observer's two own planes above, below, left and
-    right of it; spare slots zero), ``where [., max_active]`` (cell ids; 324 for a spare slot)
-    and ``active [., 324]``; ``count[first + i]``: its active cells. A row with more than
-    ``max_active`` is crowded: its count is written, and nothing of it is packed (all slots
-    spare, no cell active)."""
+    right of it; spare slots zero but for the background gain), ``where [., max_active]``
+    (cell ids; 324 for a spare slot) and ``active [., 324]``; ``count[first + i]``: its active
+    cells; ``background[first + i]``: the gain of a blank cell (the gain plane's value if it
+    holds one value other than 0 on every cell, else 0). A row with more than ``max_active``
+    is crowded: its count is written, and nothing of it is packed (all slots spare, no cell
+    active)."""
     side = FRAME + 2
     filled = np.zeros(FRAME_CELLS, np.float32)  # per cell: the sum of its planes' magnitudes
     mine = np.zeros((side, side), np.float32)  # the same over the NEIGHBOUR_PLANES, with a border of 0
     for i in range(rows.shape[0]):
         o = obs[rows[i]]
         out = first + i
+        back = o[GAIN_AT]
+        for cell in range(1, FRAME_CELLS):
+            if o[GAIN_AT + cell] != back:
+                back = 0.0
+                break
+        background[out] = back
         filled[:] = 0.0
         for p in range(N_PLANES):  # plane by plane: contiguous reads
             start = PLANES_AT + p * FRAME_CELLS
-            for cell in range(FRAME_CELLS):
-                filled[cell] += abs(o[start + cell])
+            if p == GAIN_PLANE:  # a blank cell's gain is the background
+                for cell in range(FRAME_CELLS):
+                    filled[cell] += abs(o[start + cell] - back)
+            else:
+                for cell in range(FRAME_CELLS):
+                    filled[cell] += abs(o[start + cell])
             if p == NEIGHBOUR_PLANES - 1:
                 for y in range(FRAME):
                     for x in range(FRAME):
@@ -77,6 +91,7 @@ def pack_rows(obs, rows, max_active, first, inputs, where, active, count):  # pr
         for spare in range(k, max_active):
             where[out, spare] = FRAME_CELLS
             inputs[out, spare, :] = 0.0
+            inputs[out, spare, GAIN_PLANE] = back
 
 
 if available:
