@@ -3,7 +3,8 @@
 ``pack_rows`` does for rows of a ``[N, OBS_SIZE]`` observation array (plane-major, as the
 vector env writes it) what ``agents.cell_pack.pack_cells`` does in torch for cell-major planes:
 it finds the cells with any input that is not zero (any plane value on the cell, or a card of
-the observer's on one of its four neighbours) and writes their 27 inputs. The batched
+the observer's on one of its four neighbours; in a first placement, whose gain plane holds one
+value everywhere, a gain other than that background) and writes their 27 inputs. The batched
 self-play trainer packs each decision once, at collection, straight into its rollout buffers;
 tests/test_cell_pack.py checks that both packers agree.
 """
