@@ -56,11 +56,10 @@ class PackedRows:
         count = self.count[first:last]
         crowded = count > self.max_active
         k = max(1, int(count[~crowded].max(initial=0)))
-        crowded_at = np.cumsum(crowded) * crowded - 1
         return CellPack(torch.from_numpy(self.inputs[first:last, :k]),
                         torch.from_numpy(self.where[first:last, :k]), torch.from_numpy(self.active[first:last]),
                         torch.from_numpy(crowded), torch.from_numpy(self.cells[first:last][crowded]),
-                        torch.from_numpy(crowded_at), torch.from_numpy(self.background[first:last]))
+                        torch.from_numpy(self.background[first:last]))
 
     def forward(self, net: PlaneNet, first: int, last: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s ``(logits, value)`` of rows ``first .. last - 1``."""

@@ -41,8 +41,7 @@ class CellPack(NamedTuple):
     any uncrowded row (at least 1), spare slots all zero; ``where [B, K]``: their cell ids, 324
     for a spare slot; ``active [B, 324]``; ``crowded [B]``: rows computed densely instead
     (nothing of theirs is packed); ``crowded_cells [M, 324, n_planes]``: those rows' cells, in
-    row order; ``crowded_at [B]``: each crowded row's place in ``crowded_cells`` (-1 for others);
-    ``background [B]``: the gain a blank cell of the row has (0 unless the gain plane holds one
+    row order; ``background [B]``: the gain a blank cell of the row has (0 unless the gain plane holds one
     value other than 0 on every cell), which spare slots hold too."""
 
     inputs: torch.Tensor
@@ -50,24 +49,28 @@ class CellPack(NamedTuple):
     active: torch.Tensor
     crowded: torch.Tensor
     crowded_cells: torch.Tensor
-    crowded_at: torch.Tensor
     background: torch.Tensor
 
     def rows(self, index: torch.Tensor) -> CellPack:
         """The pack of rows ``index`` (a trainer packs a rollout once, then takes minibatches)."""
-        at = self.crowded_at[index]
-        crowded = at >= 0
+        crowded = self.crowded[index]
+        at = (torch.cumsum(self.crowded, 0) - 1)[index]  # each row's place in crowded_cells
         return CellPack(self.inputs[index], self.where[index], self.active[index], crowded,
-                        self.crowded_cells[at[crowded]], torch.cumsum(crowded, 0) * crowded - 1,
-                        self.background[index])
+                        self.crowded_cells[at[crowded]], self.background[index])
+
+
+def own_grid(cells: torch.Tensor) -> torch.Tensor:
+    """The observer's own planes ``[B, 20, 20, 2]`` with a border of empty cells, from
+    cell-major planes ``[B, 324, n_planes]``: what each cell reads on its neighbours."""
+    own = cells[:, :, :NEIGHBOUR_PLANES].view(cells.shape[0], FRAME, FRAME, NEIGHBOUR_PLANES)
+    return F.pad(own, (0, 0, 1, 1, 1, 1))
 
 
 def cell_inputs(cells: torch.Tensor) -> torch.Tensor:
     """Every cell's 27 inputs, ``[B, 324, 27]``, from cell-major planes ``[B, 324, n_planes]``
     (the dense layout ``CellPack.inputs`` follows)."""
     batch, _, n_planes = cells.shape
-    own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
-                (0, 0, 1, 1, 1, 1))  # [B, 20, 20, 2]: a border of empty cells
+    own = own_grid(cells)
     inputs = torch.cat([cells.view(batch, FRAME, FRAME, n_planes), own[:, :-2, 1:-1],
                         own[:, 2:, 1:-1], own[:, 1:-1, :-2], own[:, 1:-1, 2:]], dim=3)
     return inputs.view(batch, FRAME_CELLS, n_planes + 4 * NEIGHBOUR_PLANES)
@@ -104,10 +107,8 @@ def pack_cells(cells: torch.Tensor, max_active: int = MAX_ACTIVE) -> CellPack:
     inputs[:, :, GAIN_PLANE] = background[:, None]  # spare slots: blank cells of their row
     inputs[row, slot, :n_planes] = cells[row, cell]
     side = FRAME + 2  # the neighbours' own planes, from the grid with a border of empty cells
-    own = F.pad(cells[:, :, :NEIGHBOUR_PLANES].view(batch, FRAME, FRAME, NEIGHBOUR_PLANES),
-                (0, 0, 1, 1, 1, 1)).view(batch * side * side, NEIGHBOUR_PLANES)
+    own = own_grid(cells).view(batch * side * side, NEIGHBOUR_PLANES)
     at = row * side * side + (cell // FRAME + 1) * side + cell % FRAME + 1  # the cell in that grid
     steps = torch.tensor([-side, side, -1, 1], device=cells.device)  # above, below, left, right
     inputs[row, slot, n_planes:] = own[at[:, None] + steps].view(-1, 4 * NEIGHBOUR_PLANES)
-    return CellPack(inputs, where, active, crowded, cells[crowded],
-                    torch.cumsum(crowded, 0) * crowded - 1, background)
+    return CellPack(inputs, where, active, crowded, cells[crowded], background)
