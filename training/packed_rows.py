@@ -86,5 +86,5 @@ class Minibatches(NamedTuple):
 
     def forward(self, net: PlaneNet, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s ``(logits, value)`` of ``rows`` (a minibatch)."""
-        cells = None if self.cells is None else self.cells[rows]
-        return net.forward_parts(self.other[rows], cells, self.pack.rows(rows), self.columns)
+        cells = None if self.cells is None else self.cells.index_select(0, rows)
+        return net.forward_parts(self.other.index_select(0, rows), cells, self.pack.rows(rows), self.columns)

@@ -53,10 +53,14 @@ class CellPack(NamedTuple):
 
     def rows(self, index: torch.Tensor) -> CellPack:
         """The pack of rows ``index`` (a trainer packs a rollout once, then takes minibatches)."""
-        crowded = self.crowded[index]
-        at = (torch.cumsum(self.crowded, 0) - 1)[index]  # each row's place in crowded_cells
-        return CellPack(self.inputs[index], self.where[index], self.active[index], crowded,
-                        self.crowded_cells[at[crowded]], self.background[index])
+        # index_select, not [index]: on CPUs it gathers rows 4-6x faster (measured on [1024, 968])
+        def take(t: torch.Tensor) -> torch.Tensor:
+            return t.index_select(0, index)
+
+        crowded = take(self.crowded)
+        at = take(torch.cumsum(self.crowded, 0) - 1)  # each row's place in crowded_cells
+        return CellPack(take(self.inputs), take(self.where), take(self.active), crowded,
+                        self.crowded_cells[at[crowded]], take(self.background))
 
 
 def own_grid(cells: torch.Tensor) -> torch.Tensor:
