@@ -10,15 +10,11 @@ change is meant, rewrite the files on purpose and review their diff in the commi
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-_PATH = Path(__file__).resolve().parent / "golden" / "regenerate.py"
-_spec = importlib.util.spec_from_file_location("golden_regenerate", _PATH)
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)
+from tests.scripts import load_script
+
+golden = load_script("tests/golden/regenerate.py")
 
 
 def test_golden_files_are_the_listed_games():

@@ -4,19 +4,15 @@ strength it reports is measured by running the script, not here."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from arboretum_env.actions import DISCARD, DRAW_DECK, NUM_ACTIONS, PLAY_CARD, PLAY_CELL
 from arboretum_env.observation import OBS_SIZE
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "network_capacity.py"
-spec = importlib.util.spec_from_file_location("network_capacity", SCRIPT)
-capacity = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(capacity)
+from tests.scripts import load_script
+
+capacity = load_script("benchmarks/network_capacity.py")
 
 
 def test_kinds_follow_the_action_ranges():

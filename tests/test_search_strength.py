@@ -4,17 +4,13 @@ reports is measured by running the script, not here."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from arboretum_env.batch import table as T
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "search_strength.py"
-spec = importlib.util.spec_from_file_location("search_strength", SCRIPT)
-strength = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(strength)
+from tests.scripts import load_script
+
+strength = load_script("benchmarks/search_strength.py")
 
 pytestmark = pytest.mark.skipif(not T.available, reason="numba is not installed")
 

@@ -4,18 +4,14 @@ script (docs/benchmarks.md), not here."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.batch import table as T
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "train_speed.py"
-spec = importlib.util.spec_from_file_location("train_speed", SCRIPT)
-train_speed = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(train_speed)
+from tests.scripts import load_script
+
+train_speed = load_script("benchmarks/train_speed.py")
 
 pytestmark = pytest.mark.skipif(not T.available, reason="numba is not installed")
 
