@@ -31,8 +31,10 @@ def test_a_short_run_reports_consistent_figures():
     # collection and update together make up the trainer's time per step
     per_step = 1e6 / out["selfplay_steps_per_s"]
     assert split["collect_us_per_step"] + split["update_us_per_step"] == pytest.approx(per_step, rel=0.01)
-    assert out["targets_met"] == {"selfplay_steps_per_s": out["selfplay_steps_per_s"] >= 3000,
-                                  "ratio": out["ratio"] >= 15.0}
+    targets = out["targets"]
+    assert targets == {"selfplay_steps_per_s": train_speed.TARGET_STEPS, "ratio": train_speed.TARGET_RATIO}
+    assert out["targets_met"] == {key: out[key] >= target
+                                  for key, target in targets.items()}
 
 
 @pytest.mark.parametrize("argv", [["--seconds", "0"], ["--rounds", "0"], ["--threads", "0"], ["--sb3-envs", "0"]])
