@@ -1,5 +1,7 @@
-"""Potential-based shaping (``reward_shaping: path_potential``): phi is the game's own path score
-read from the observation, and shaping leaves every completed chain's return unchanged."""
+"""Potential-based shaping (``reward_shaping``, ``training.shaping``): each phi is the game's own
+score (``path_potential``: the best paths read from the observation; ``score_potential``: the
+margin if the game ended now, checked against the dict engine's scorer), and shaping leaves
+every completed chain's return unchanged."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import pytest
 from arboretum_env import raw_env
 from arboretum_env.batch import table as batch_table
 from arboretum_env.engine.path_dp import best_points
-from training.selfplay import path_potential
+from arboretum_env.engine.scoring import score_position
+from training.shaping import path_potential, score_potential
 from training.selfplay_config import selfplay_config
 
 needs_numba = pytest.mark.skipif(not batch_table.available, reason="numba is not installed")
@@ -34,23 +37,46 @@ def test_path_potential_is_own_best_paths_minus_the_best_other_seats():
         assert checked > 10  # paths did grow during the game
 
 
+def test_score_potential_is_the_margin_if_the_game_ended_now():
+    rng = np.random.default_rng(1)
+    for num_players in (2, 3, 4):
+        env = raw_env(num_players=num_players)
+        env.reset(seed=10 + num_players)
+        row = batch_table.new_tables(1)
+        seen = set()
+        while not all(env.terminations.values()):
+            state = env.state
+            batch_table.load(row[0], state, env.pending)
+            before = row.copy()
+            totals = score_position(state.hands, state.arboretums, state.species).totals
+            for seat in range(num_players):
+                others = max(t for p, t in enumerate(totals) if p != seat)
+                phi = score_potential(row, np.array([0]), np.array([seat]))[0]
+                assert phi == pytest.approx((totals[seat] - others) / 20)
+                seen.add(round(float(phi), 2))
+            np.testing.assert_array_equal(row, before)  # the row is left as it was
+            env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        assert len(seen) > 5  # rights and paths moved the margin during the game
+
+
 @needs_numba
-def test_shaping_moves_credit_but_keeps_each_finished_chains_return(tmp_path):
+@pytest.mark.parametrize("shaping", ["path_potential", "score_potential"])
+def test_shaping_moves_credit_but_keeps_each_finished_chains_return(tmp_path, shaping):
     from training.selfplay import SelfPlayTrainer
     from training.selfplay_io import RunFolder
 
     base = {"run_name": "shape", "runs_dir": str(tmp_path), "num_envs": 4, "rollout_steps": 400,
             "minibatch_size": 32, "torch_threads": 1, "reward_mode": "score_margin"}
     rewards = {}
-    for shaping in ("none", "path_potential"):
-        config = selfplay_config(dict(base, reward_shaping=shaping))
-        trainer = SelfPlayTrainer(config, RunFolder(tmp_path / shaping, config))
+    for kind in ("none", shaping):
+        config = selfplay_config(dict(base, reward_shaping=kind))
+        trainer = SelfPlayTrainer(config, RunFolder(tmp_path / kind, config))
         trainer.venv.reset(seed=3)
         size = trainer.collect()  # the same games and decisions: shaping changes rewards only
-        rewards[shaping] = trainer.buf_reward[:size].copy()
+        rewards[kind] = trainer.buf_reward[:size].copy()
         done, nxt = trainer.buf_done[:size].copy(), trainer.buf_next[:size].copy()
-        first = trainer.rollout.other[:size].copy()
-    plain, shaped = rewards["none"], rewards["path_potential"]
+        first, first_phi = trainer.rollout.other[:size].copy(), trainer.buf_phi[:size].copy()
+    plain, shaped = rewards["none"], rewards[shaping]
     assert not np.allclose(plain, shaped)  # credit moved to the decisions that grow paths
     heads = set(range(len(nxt))) - set(nxt[nxt >= 0].tolist())  # the first decision of each chain
     finished = 0
@@ -61,6 +87,6 @@ def test_shaping_moves_credit_but_keeps_each_finished_chains_return(tmp_path):
             chain.append(j)
         if done[chain[-1]]:  # a whole seat's game: shaping telescopes to -phi(first view)
             finished += 1
-            phi0 = path_potential(first[head:head + 1])[0]
+            phi0 = path_potential(first[head:head + 1])[0] if shaping == "path_potential" else first_phi[head]
             assert shaped[chain].sum() == pytest.approx(plain[chain].sum() - phi0, abs=1e-4)
     assert finished >= 4

@@ -15,9 +15,10 @@ policy, a frozen snapshot of it or a fixed self-play policy (``league``); the he
    (``training.selfplay_league``: a main policy for an exploiter run, exploiters for a main run).
 3. Returns per seat: each seat's decisions form their own trajectory; a seat's end-of-game
    reward (the loser's too) is credited to that seat's last decision; GAE runs along each
-   seat's own chain of decisions (``_gae``). With ``reward_shaping: path_potential``, each
-   decision also gets ``gamma * phi(next own view) - phi(this view)`` (``path_potential``;
-   phi is 0 once the game is over), which sums to the same return over a game.
+   seat's own chain of decisions (``_gae``). With ``reward_shaping`` (``path_potential`` or
+   ``score_potential``, ``training.shaping``), each decision also gets ``gamma * phi(next own
+   decision) - phi(this one)`` (phi is 0 once the game is over), which sums to the same return
+   over a game.
 4. PPO update (clipped objective, value loss, entropy bonus; logits of illegal ids at -1e9).
 5. Every ``eval_every`` steps: checkpoint, then evaluation against the baselines, curves
    (``curve.jsonl``, TensorBoard, ``learning_curve.png``), OpenSkill ratings across checkpoints.
@@ -39,9 +40,7 @@ import torch
 
 from arboretum_env.actions import NUM_ACTIONS
 from arboretum_env.agents.selfplay_net import PlaneNet
-from arboretum_env.engine.cards import NUM_CARDS, NUM_SPECIES
 from arboretum_env.engine.jit_playout import compile_kernel
-from arboretum_env.observation import OFFSETS, SEATS, SUMMARY_BLOCK
 from arboretum_env.vector import VectorEnv
 
 from .batch_eval import evaluate_policy
@@ -50,22 +49,10 @@ from .selfplay_config import SelfPlayConfig
 from .selfplay_export import export_selfplay_policy
 from .selfplay_io import RunFolder, write_curve_plot
 from .selfplay_league import initial_weights, league_opponents
+from .shaping import path_potential, score_potential
 
 LEARNER = -1
 ILLEGAL_LOGIT = -1e9
-_SUMMARY = OFFSETS["arboretum_summary"]
-
-
-def path_potential(obs: np.ndarray) -> np.ndarray:
-    """``phi`` of observations ``[B, >= _SUMMARY + 400]``: the observer's best-path points
-    summed over species minus the highest such sum of another seat, / 20 (the units of the
-    ``score_margin`` reward), read from ``arboretum_summary`` (rights not counted). It is the
-    game's own score function, not advice: potential-based shaping (Ng, Harada and Russell,
-    1999) with ``phi = 0`` at the end of a game adds nothing to a game's return and only moves
-    credit to the decisions that grow a path."""
-    summary = obs[:, _SUMMARY:_SUMMARY + SEATS * SUMMARY_BLOCK].reshape(len(obs), SEATS, SUMMARY_BLOCK)
-    points = summary[:, :, NUM_CARDS:NUM_CARDS + NUM_SPECIES].sum(axis=2)
-    return points[:, 0] - points[:, 1:].max(axis=1)
 
 
 # ----------------------------------------------------------------------------- returns
@@ -134,6 +121,7 @@ class SelfPlayTrainer:
         self.buf_action = np.zeros(size, np.int64)
         self.buf_logp = np.zeros(size, np.float32)
         self.buf_value = np.zeros(size, np.float32)
+        self.buf_phi = np.zeros(size, np.float32)  # score_potential of each decision's position
         self.buf_reward = np.zeros(size, np.float32)
         self.buf_done = np.zeros(size, np.bool_)
         self.buf_next = np.full(size, -1, np.int64)
@@ -204,6 +192,8 @@ class SelfPlayTrainer:
             a, logp, value = self.act_stored(self.net, self.rollout, size, size + len(mine), masks[mine])
             actions[mine] = a
             self.buf_action[j], self.buf_logp[j], self.buf_value[j] = a, logp, value
+            if c.reward_shaping == "score_potential":  # of the table before the move
+                self.buf_phi[j] = score_potential(venv.tables, mine, to_move[mine])
             self.buf_game_seat[j, 0], self.buf_game_seat[j, 1] = mine, to_move[mine]
             previous = self.open[mine, to_move[mine]]
             self.buf_next[previous[previous >= 0]] = j[previous >= 0]
@@ -226,7 +216,7 @@ class SelfPlayTrainer:
                 self._deal_controllers(ended)
         # bootstrap: the value of each open seat's view now
         self.bootstrap = np.zeros(size, np.float32)
-        shaping = c.reward_shaping == "path_potential"
+        shaping = c.reward_shaping != "none"
         boot_phi = np.zeros(size, np.float32)  # phi of those views (0 for chains that ended)
         for seat in range(c.num_players):
             games = np.flatnonzero(self.open[:, seat] >= 0)
@@ -234,10 +224,13 @@ class SelfPlayTrainer:
                 views = venv.observe(np.full(len(games), seat), rows=games)
                 with torch.no_grad():
                     self.bootstrap[self.open[games, seat]] = self.net(torch.from_numpy(views))[1].numpy()
-                if shaping:
+                if c.reward_shaping == "path_potential":
                     boot_phi[self.open[games, seat]] = path_potential(views)
+                elif shaping:
+                    boot_phi[self.open[games, seat]] = score_potential(venv.tables, games, np.full(len(games), seat))
         if shaping:
-            phi = path_potential(self.rollout.other[:size])
+            paths = c.reward_shaping == "path_potential"
+            phi = path_potential(self.rollout.other[:size]) if paths else self.buf_phi[:size]
             nxt = self.buf_next[:size]
             following = np.where(nxt >= 0, phi[np.maximum(nxt, 0)], boot_phi)  # 0 after a game's end
             self.buf_reward[:size] += c.gamma * following - phi

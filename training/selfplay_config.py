@@ -32,12 +32,13 @@ class SelfPlayConfig:
     """Seeds the games, torch and the snapshot choices: the same seed gives the same run."""
     reward_mode: str = checked("win_loss", choices=("win_loss", "score_margin"))
     """End-of-game reward (see the env docs)."""
-    reward_shaping: str = checked("none", choices=("none", "path_potential"))
-    """``none``: the end-of-game reward only. ``path_potential``: potential-based shaping from
-    the game's own score (``training.selfplay.path_potential``: own best-path points minus the
-    best other seat's, / 20); it leaves every game's return unchanged and credits the decisions
-    that grow paths. Not a heuristic agent or advice: the rules' score, read from the
-    observation."""
+    reward_shaping: str = checked("none", choices=("none", "path_potential", "score_potential"))
+    """``none``: the end-of-game reward only. Else potential-based shaping from the game's own
+    score (``training.shaping``), which leaves every game's return unchanged and moves credit
+    to the decisions that change the potential: ``path_potential`` (own best-path points minus
+    the best other seat's, / 20, read from the observation) or ``score_potential`` (the seat's
+    score margin if the game ended now, rights included, / 20). Not a heuristic agent or
+    advice: the rules' score."""
     total_steps: int = checked(1_000_000, ge=1, le=10**11)
     """Learner decisions to train for (every decision of a seat played by the current policy)."""
     torch_threads: int = checked(1, ge=1, le=256)
