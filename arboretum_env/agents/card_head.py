@@ -3,12 +3,12 @@ discard pile's top card), one small network shared by all 80 cards.
 
 Why: the global summary of ``PlaneNet`` chooses among the hand's cards through one linear layer,
 and so has to learn each card's fit to the arboretum and to the rights separately. Measured on
-the 9 M-step ``models/selfplay_2p`` policy against greedy (200 games each, seats alternated):
-letting greedy choose only the card to play raised the win rate from 6.8% to 25.5% (margin
--10.0 -> -4.9), the discard alone to 16.0%, the cell alone changed nothing (the gain plane
-already scores cells). So the card decisions are where the policy loses. Result: a 6.5 M-step
-run with the head was not significantly stronger than the plain network (``docs/selfplay.md``),
-so ``card_hidden`` stays 0 by default and in the recipes.
+the first 9 M-step ``models/selfplay_2p`` policy (2026-12-04, no shaping) against greedy (200
+games each, seats alternated): letting greedy choose only the card to play raised the win rate
+from 6.8% to 25.5% (margin -10.0 -> -4.9), the discard alone to 16.0%, the cell alone changed
+nothing (the gain plane already scores cells). So the card decisions are where the policy
+loses. Result: a 6.5 M-step run with the head was not significantly stronger than the plain
+network (``docs/selfplay.md``), so ``card_hidden`` stays 0 by default and in the recipes.
 
 What each card reads, from the observation only (no rule is computed here):
 
