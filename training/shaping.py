@@ -14,8 +14,8 @@ and both are in the units of the ``score_margin`` reward (points / 20):
   other total, / 20): the rights from the hands as they are and the best paths, scored by the
   compiled path's own ``score_game`` on the trainer's array state. It reads every hand, which
   no seat sees; that is fine for a training signal (the policy and the value never read it,
-  only their rewards do), like an asymmetric critic. At a game's last decision it is the
-  margin the game is about to end with.
+  only their rewards do), like an asymmetric critic. Scored at a finished game it would be the
+  final margin; the trainer takes 0 there, as the shaping needs.
 
 Layer: training (numpy and the env's compiled path).
 """
