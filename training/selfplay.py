@@ -49,7 +49,7 @@ from .selfplay_config import SelfPlayConfig
 from .selfplay_export import export_selfplay_policy
 from .selfplay_io import RunFolder, write_curve_plot
 from .selfplay_league import initial_weights, league_opponents
-from .shaping import path_potential, score_potential
+from .shaping import VIEW_COLUMNS, potential
 
 LEARNER = -1
 ILLEGAL_LOGIT = -1e9
@@ -121,7 +121,7 @@ class SelfPlayTrainer:
         self.buf_action = np.zeros(size, np.int64)
         self.buf_logp = np.zeros(size, np.float32)
         self.buf_value = np.zeros(size, np.float32)
-        self.buf_phi = np.zeros(size, np.float32)  # score_potential of each decision's position
+        self.buf_phi = np.zeros(size, np.float32)  # reward_shaping's phi of each decision's position
         self.buf_reward = np.zeros(size, np.float32)
         self.buf_done = np.zeros(size, np.bool_)
         self.buf_next = np.full(size, -1, np.int64)
@@ -192,8 +192,9 @@ class SelfPlayTrainer:
             a, logp, value = self.act_stored(self.net, self.rollout, size, size + len(mine), masks[mine])
             actions[mine] = a
             self.buf_action[j], self.buf_logp[j], self.buf_value[j] = a, logp, value
-            if c.reward_shaping == "score_potential":  # of the table before the move
-                self.buf_phi[j] = score_potential(venv.tables, mine, to_move[mine])
+            if c.reward_shaping != "none":  # of the table before the move
+                self.buf_phi[j] = potential(c.reward_shaping, venv.tables, obs[mine, :VIEW_COLUMNS],
+                                            mine, to_move[mine])
             self.buf_game_seat[j, 0], self.buf_game_seat[j, 1] = mine, to_move[mine]
             previous = self.open[mine, to_move[mine]]
             self.buf_next[previous[previous >= 0]] = j[previous >= 0]
@@ -224,13 +225,11 @@ class SelfPlayTrainer:
                 views = venv.observe(np.full(len(games), seat), rows=games)
                 with torch.no_grad():
                     self.bootstrap[self.open[games, seat]] = self.net(torch.from_numpy(views))[1].numpy()
-                if c.reward_shaping == "path_potential":
-                    boot_phi[self.open[games, seat]] = path_potential(views)
-                elif shaping:
-                    boot_phi[self.open[games, seat]] = score_potential(venv.tables, games, np.full(len(games), seat))
+                if shaping:
+                    boot_phi[self.open[games, seat]] = potential(c.reward_shaping, venv.tables, views, games,
+                                                                 np.full(len(games), seat))
         if shaping:
-            paths = c.reward_shaping == "path_potential"
-            phi = path_potential(self.rollout.other[:size]) if paths else self.buf_phi[:size]
+            phi = self.buf_phi[:size]
             nxt = self.buf_next[:size]
             following = np.where(nxt >= 0, phi[np.maximum(nxt, 0)], boot_phi)  # 0 after a game's end
             self.buf_reward[:size] += c.gamma * following - phi

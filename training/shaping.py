@@ -31,12 +31,23 @@ from arboretum_env.engine.jit_playout import compile_kernel
 from arboretum_env.observation import OFFSETS, SEATS, SUMMARY_BLOCK
 
 _SUMMARY = OFFSETS["arboretum_summary"]
+VIEW_COLUMNS = _SUMMARY + SEATS * SUMMARY_BLOCK
+"""``path_potential`` reads only the observation's first ``VIEW_COLUMNS`` values."""
 _T_WINNERS, _T_TOTALS, _T_PLAYERS = batch_table.T_WINNERS, batch_table.T_TOTALS, batch_table.T_PLAYERS
 _score_game, _MARGIN_SCALE = batch_table.score_game, batch_table.MARGIN_SCALE
 
 
+def potential(kind: str, tables: np.ndarray, views: np.ndarray, rows: np.ndarray,
+              seats: np.ndarray) -> np.ndarray:
+    """``phi`` (``kind``: ``path_potential`` or ``score_potential``) of seat ``seats[i]`` in row
+    ``rows[i]`` of ``tables``, whose observation's first ``VIEW_COLUMNS`` values are ``views[i]``."""
+    if kind == "path_potential":
+        return path_potential(views)
+    return score_potential(tables, rows, seats)
+
+
 def path_potential(obs: np.ndarray) -> np.ndarray:
-    """``phi`` of observations ``[B, >= _SUMMARY + 400]`` (see the module doc)."""
+    """``phi`` of observations ``[B, >= VIEW_COLUMNS]`` (see the module doc)."""
     summary = obs[:, _SUMMARY:_SUMMARY + SEATS * SUMMARY_BLOCK].reshape(len(obs), SEATS, SUMMARY_BLOCK)
     points = summary[:, :, NUM_CARDS:NUM_CARDS + NUM_SPECIES].sum(axis=2)
     return points[:, 0] - points[:, 1:].max(axis=1)
