@@ -33,8 +33,8 @@ from arboretum_env.observation import OFFSETS, SEATS, SUMMARY_BLOCK
 _SUMMARY = OFFSETS["arboretum_summary"]
 VIEW_COLUMNS = _SUMMARY + SEATS * SUMMARY_BLOCK
 """``path_potential`` reads only the observation's first ``VIEW_COLUMNS`` values."""
-_T_WINNERS, _T_TOTALS, _T_PLAYERS = batch_table.T_WINNERS, batch_table.T_TOTALS, batch_table.T_PLAYERS
-_score_game, _MARGIN_SCALE = batch_table.score_game, batch_table.MARGIN_SCALE
+_T_WINNERS, _T_TOTALS = batch_table.T_WINNERS, batch_table.T_TOTALS
+_score_game, _margin_of, _MARGIN_SCALE = batch_table.score_game, batch_table.margin_of, batch_table.MARGIN_SCALE
 
 
 def potential(kind: str, tables: np.ndarray, views: np.ndarray, rows: np.ndarray,
@@ -61,12 +61,7 @@ def _score_margins(tables, rows, seats, out):  # pragma: no cover - compiled
         t = tables[rows[i]]
         saved[:] = t[_T_WINNERS:_T_TOTALS + SEATS]
         _score_game(t)
-        seat = seats[i]
-        other = -(1 << 40)
-        for q in range(t[_T_PLAYERS]):
-            if q != seat:
-                other = max(other, t[_T_TOTALS + q])
-        out[i] = (t[_T_TOTALS + seat] - other) / _MARGIN_SCALE
+        out[i] = _margin_of(t, seats[i]) / _MARGIN_SCALE
         t[_T_WINNERS:_T_TOTALS + SEATS] = saved
 
 

@@ -228,11 +228,16 @@ def rewards_of(t, mode, out):  # pragma: no cover - compiled
             out[p] = win if t[T_WINNERS] >> p & 1 else loss
         return
     for p in range(n):
-        other = -(1 << 20)
-        for q in range(n):
-            if q != p:
-                other = max(other, t[T_TOTALS + q])
-        out[p] = min(1.0, max(-1.0, (t[T_TOTALS + p] - other) / MARGIN_SCALE))
+        out[p] = min(1.0, max(-1.0, margin_of(t, p) / MARGIN_SCALE))
+
+
+def margin_of(t, p):  # pragma: no cover - compiled
+    """Seat ``p``'s total minus the highest other seat's total, in points, of a scored row."""
+    other = -(1 << 40)
+    for q in range(t[T_PLAYERS]):
+        if q != p:
+            other = max(other, t[T_TOTALS + q])
+    return t[T_TOTALS + p] - other
 
 
 def play_cell_of(t, p, action):  # pragma: no cover - compiled
@@ -357,6 +362,7 @@ if available:
     _no_source = compile_kernel(_no_source, depends=_DEPENDS)
     _leave_hand = compile_kernel(_leave_hand, depends=_DEPENDS)
     score_game = compile_kernel(score_game, depends=_DEPENDS)
+    margin_of = compile_kernel(margin_of, depends=_DEPENDS)
     rewards_of = compile_kernel(rewards_of, depends=_DEPENDS)
     play_cell_of = compile_kernel(play_cell_of, depends=_DEPENDS)
     step_one = compile_kernel(step_one, depends=_DEPENDS)
