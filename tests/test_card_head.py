@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from arboretum_env import actions as A
-from arboretum_env.agents.card_head import NUM_CARDS, CardHead
+from arboretum_env.agents.card_head import NUM_CARDS, CardHead, frontier_flags
 from arboretum_env.agents.networks import NetworkSpecError, build_network
 from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.engine import GameConfig, new_game, pack_cell, unpack_cell
@@ -52,7 +52,7 @@ def test_the_frontier_read_off_the_planes_matches_the_engine(num_players):
     positions = _positions(num_players, seed=num_players)
     obs = torch.from_numpy(np.stack([o for _, o in positions]))
     _, cells = net.split(obs)
-    got = net.cards.frontier(cells).numpy()
+    got = frontier_flags(cells).numpy()
     checked = 0
     for i, (facts, _) in enumerate(positions):
         for seat in range(2):

@@ -34,13 +34,14 @@ def dense(net: PlaneNet, obs: np.ndarray):
         net.sparse = True
 
 
-@pytest.mark.parametrize("num_players,card_hidden,max_active", [(2, 0, MAX_ACTIVE), (3, 0, 10), (2, 16, MAX_ACTIVE)])
+@pytest.mark.parametrize("num_players,card_hidden,max_active",
+                         [(2, 0, MAX_ACTIVE), (3, 0, 10), (2, 16, MAX_ACTIVE), (3, 16, 10)])
 def test_store_gives_the_networks_outputs(num_players, card_hidden, max_active):
     from training.packed_rows import PackedRows
 
     obs = observations(num_players, games=8, steps=40, seed=num_players).numpy()
     net = network(card_hidden)
-    store = PackedRows(len(obs) + 3, dense_all=card_hidden > 0, max_active=max_active)
+    store = PackedRows(len(obs) + 3, card_frontier=card_hidden > 0, max_active=max_active)
     order = np.random.default_rng(0).permutation(len(obs))
     store.write(obs, order[:100], 0)  # written in steps, as collection does
     store.write(obs, order[100:], 100)

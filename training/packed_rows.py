@@ -5,7 +5,9 @@ Each row holds the observation's non-plane values and its active cells, packed o
 compiled ``batch.cells.pack_rows`` straight from the vector env's observations (no cell-major
 copy of the 19 planes, no packing again per forward or per minibatch: see
 ``agents.cell_pack``). The dense cells are kept only for crowded rows (computed densely by
-``PlaneNet``), or for every row when the network has a ``CardHead``, which reads them.
+``PlaneNet``). For a network with a ``CardHead``, each row also keeps the frontier flags that
+head reads (``card_head.frontier_flags``, computed once when the row is written, not again in
+every forward and every epoch's minibatch).
 """
 
 from __future__ import annotations
@@ -16,25 +18,28 @@ import numpy as np
 import torch
 
 from arboretum_env.actions import FRAME_CELLS
+from arboretum_env.agents.card_head import FRONTIER_PLANES, FRONTIER_SEATS, frontier_flags
 from arboretum_env.agents.cell_pack import MAX_ACTIVE, NEIGHBOUR_PLANES, CellPack
+from arboretum_env.engine.cards import NUM_CARDS
 from arboretum_env.agents.selfplay_net import PlaneNet, plane_block
 from arboretum_env.batch.cells import pack_rows
 
 
 class PackedRows:
-    """``size`` rows of decisions for ``PlaneNet``s; ``dense_all``: keep every row's dense cells
-    (for a network with a ``CardHead``)."""
+    """``size`` rows of decisions for ``PlaneNet``s; ``card_frontier``: keep every row's frontier
+    flags (for a network with a ``CardHead``)."""
 
-    def __init__(self, size: int, dense_all: bool = False, max_active: int = MAX_ACTIVE):
+    def __init__(self, size: int, card_frontier: bool = False, max_active: int = MAX_ACTIVE):
         self.planes_at, self.n_planes = plane_block()
-        self.dense_all, self.max_active = dense_all, max_active
+        self.card_frontier, self.max_active = card_frontier, max_active
         self.other = np.zeros((size, self.planes_at), np.float32)
         self.inputs = np.zeros((size, max_active, self.n_planes + 4 * NEIGHBOUR_PLANES), np.float32)
         self.where = np.zeros((size, max_active), np.int64)
         self.active = np.zeros((size, FRAME_CELLS), np.bool_)
         self.count = np.zeros(size, np.int64)
         self.background = np.zeros(size, np.float32)
-        self.cells = np.zeros((size, FRAME_CELLS, self.n_planes), np.float32)  # cell-major, where kept
+        self.cells = np.zeros((size, FRAME_CELLS, self.n_planes), np.float32)  # cell-major, crowded rows
+        self.frontier = np.zeros((size if card_frontier else 0, NUM_CARDS, FRONTIER_SEATS), np.float32)
 
     def write(self, obs: np.ndarray, rows: np.ndarray, first: int) -> None:
         """Store observations ``obs[rows]`` (``[., OBS_SIZE]``) in rows ``first, first + 1, ...``."""
@@ -42,10 +47,11 @@ class PackedRows:
         pack_rows(obs, rows, self.max_active, first,
                   self.inputs, self.where, self.active, self.count, self.background)
         self.other[first:last] = obs[rows, :self.planes_at]
-        if self.dense_all:
-            dense = np.arange(first, last)
-        else:  # the crowded rows only
-            dense = first + np.flatnonzero(self.count[first:last] > self.max_active)
+        if self.card_frontier:
+            planes = obs[rows, self.planes_at:self.planes_at + FRONTIER_PLANES * FRAME_CELLS]
+            cells = planes.reshape(len(rows), FRONTIER_PLANES, FRAME_CELLS).transpose(0, 2, 1)
+            self.frontier[first:last] = frontier_flags(torch.from_numpy(np.ascontiguousarray(cells))).numpy()
+        dense = first + np.flatnonzero(self.count[first:last] > self.max_active)  # crowded rows
         if len(dense):
             planes = obs[rows[dense - first], self.planes_at:].reshape(len(dense), self.n_planes, FRAME_CELLS)
             self.cells[dense] = planes.transpose(0, 2, 1)
@@ -63,15 +69,17 @@ class PackedRows:
 
     def forward(self, net: PlaneNet, first: int, last: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s ``(logits, value)`` of rows ``first .. last - 1``."""
-        cells = torch.from_numpy(self.cells[first:last]) if self.dense_all else None
-        return net.forward_parts(torch.from_numpy(self.other[first:last]), cells, self.pack(first, last))
+        frontier = torch.from_numpy(self.frontier[first:last]) if self.card_frontier else None
+        return net.forward_parts(torch.from_numpy(self.other[first:last]), None, self.pack(first, last),
+                                 frontier=frontier)
 
     def minibatches(self, size: int) -> Minibatches:
         """Rows ``0 .. size - 1`` (a rollout) ready for many minibatches: packed once, and their
-        non-plane values cut to the columns that are not zero in some row (unless ``dense_all``)."""
+        non-plane values cut to the columns that are not zero in some row (unless
+        ``card_frontier``: a ``CardHead`` reads them by place)."""
         other = torch.from_numpy(self.other[:size])
-        if self.dense_all:
-            return Minibatches(other, torch.from_numpy(self.cells[:size]), self.pack(0, size), None)
+        if self.card_frontier:
+            return Minibatches(other, torch.from_numpy(self.frontier[:size]), self.pack(0, size), None)
         columns = torch.from_numpy(np.flatnonzero(self.other[:size].any(axis=0)))
         return Minibatches(other.index_select(1, columns), None, self.pack(0, size), columns)
 
@@ -80,11 +88,12 @@ class Minibatches(NamedTuple):
     """A rollout's rows as ``PackedRows.minibatches`` prepares them."""
 
     other: torch.Tensor
-    cells: torch.Tensor | None
+    frontier: torch.Tensor | None
     pack: CellPack
     columns: torch.Tensor | None
 
     def forward(self, net: PlaneNet, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s ``(logits, value)`` of ``rows`` (a minibatch)."""
-        cells = None if self.cells is None else self.cells.index_select(0, rows)
-        return net.forward_parts(self.other.index_select(0, rows), cells, self.pack.rows(rows), self.columns)
+        frontier = None if self.frontier is None else self.frontier.index_select(0, rows)
+        return net.forward_parts(self.other.index_select(0, rows), None, self.pack.rows(rows), self.columns,
+                                 frontier=frontier)

@@ -115,8 +115,8 @@ class SelfPlayTrainer:
         size = n * config.rollout_steps
         # observations are stored as PlaneNet reads them, their active cells packed (packed_rows);
         # the opponents' rows go to a scratch store, re-used every step
-        self.rollout = PackedRows(size, dense_all=self.net.cards is not None)
-        self.scratch = PackedRows(n, dense_all=any(net.cards is not None for net in [self.net, *self.league]))
+        self.rollout = PackedRows(size, card_frontier=self.net.cards is not None)
+        self.scratch = PackedRows(n, card_frontier=any(net.cards is not None for net in [self.net, *self.league]))
         self.buf_mask = np.zeros((size, NUM_ACTIONS), np.int8)
         self.buf_action = np.zeros(size, np.int64)
         self.buf_logp = np.zeros(size, np.float32)

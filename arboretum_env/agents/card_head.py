@@ -46,6 +46,8 @@ from ..observation import OFFSETS, PILE_BLOCK, RANK_SCALE, SPECIES_SCALE, SUMMAR
 SEATS = MAX_PLAYERS
 FRONTIER_SEATS = 2
 """Seats (from the observer) whose arboretum's frontier cards are read."""
+FRONTIER_PLANES = 2 * FRONTIER_SEATS
+"""The planes ``frontier_flags`` reads: the rank and species planes of those seats' arboretums."""
 
 
 def card_inputs() -> np.ndarray:
@@ -84,6 +86,26 @@ SPECIES_INPUTS = species_inputs().shape[1]
 assert CARD_INPUTS == 3 + 4 * SEATS and SPECIES_INPUTS == 2 + 3 * SEATS + 6 * NUM_RANKS
 
 
+def frontier_flags(cells: torch.Tensor) -> torch.Tensor:
+    """``[B, 80, FRONTIER_SEATS]``: 1 where the card lies in that seat's arboretum with an empty
+    neighbour, read off the rank and species planes of ``PlaneNet``'s cell-major ``[B, 324,
+    n_planes]`` (only the first ``FRONTIER_PLANES`` are read; fixed arithmetic, nothing learned,
+    so a trainer may compute it once per stored decision)."""
+    batch = cells.shape[0]
+    out = []
+    for seat in range(FRONTIER_SEATS):
+        rank, species = cells[:, :, 2 * seat], cells[:, :, 2 * seat + 1]
+        empty = F.pad((rank == 0).to(cells.dtype).view(batch, FRAME, FRAME), (1, 1, 1, 1), value=1.0)
+        near_empty = (empty[:, :-2, 1:-1] + empty[:, 2:, 1:-1] + empty[:, 1:-1, :-2]
+                      + empty[:, 1:-1, 2:]).view(batch, FRAME_CELLS).clamp(max=1.0)
+        card = (torch.round(species * SPECIES_SCALE) - 1) * NUM_RANKS + torch.round(rank * RANK_SCALE) - 1
+        card = torch.where(rank > 0, card, torch.full_like(card, NUM_CARDS)).clamp(0, NUM_CARDS).long()
+        flags = torch.zeros(batch, NUM_CARDS + 1, dtype=cells.dtype, device=cells.device)
+        flags.scatter_(1, card, near_empty * (rank > 0).to(cells.dtype))
+        out.append(flags[:, :NUM_CARDS])
+    return torch.stack(out, dim=2)
+
+
 class CardHead(nn.Module):
     """See the module doc. Indexes into the observation are buffers (not saved: they follow
     from ``observation.SECTIONS``)."""
@@ -104,42 +126,29 @@ class CardHead(nn.Module):
         nn.init.zeros_(self.out.bias)
         self.card_hidden = card_hidden
 
-    def frontier(self, cells: torch.Tensor) -> torch.Tensor:
-        """``[B, 80, FRONTIER_SEATS]``: 1 where the card lies in that seat's arboretum with an
-        empty neighbour, read off the rank and species planes (``PlaneNet``'s cell-major
-        ``[B, 324, n_planes]``; fixed arithmetic, nothing learned)."""
-        batch = cells.shape[0]
-        out = []
-        for seat in range(FRONTIER_SEATS):
-            rank, species = cells[:, :, 2 * seat], cells[:, :, 2 * seat + 1]
-            empty = F.pad((rank == 0).to(cells.dtype).view(batch, FRAME, FRAME), (1, 1, 1, 1), value=1.0)
-            near_empty = (empty[:, :-2, 1:-1] + empty[:, 2:, 1:-1] + empty[:, 1:-1, :-2]
-                          + empty[:, 1:-1, 2:]).view(batch, FRAME_CELLS).clamp(max=1.0)
-            card = (torch.round(species * SPECIES_SCALE) - 1) * NUM_RANKS + torch.round(rank * RANK_SCALE) - 1
-            card = torch.where(rank > 0, card, torch.full_like(card, NUM_CARDS)).clamp(0, NUM_CARDS).long()
-            flags = torch.zeros(batch, NUM_CARDS + 1, dtype=cells.dtype, device=cells.device)
-            flags.scatter_(1, card, near_empty * (rank > 0).to(cells.dtype))
-            out.append(flags[:, :NUM_CARDS])
-        return torch.stack(out, dim=2)
-
-    def forward(self, other: torch.Tensor, cells: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        """``[B, 80, 3]``: play, discard and take logits per card, from ``PlaneNet``'s split
-        observation (``other``, ``cells``) and its global summary ``h``."""
-        batch = other.shape[0]
+    def forward(self, other: torch.Tensor, frontier: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """``[B, 80, 3]``: play, discard and take logits per card, from ``PlaneNet``'s non-plane
+        values ``other``, the frontier (``frontier_flags`` of its cells) and its global summary
+        ``h``."""
+        batch, width = other.shape[0], self.card_hidden
         cards = other.index_select(1, self.card_idx).view(batch, NUM_CARDS, CARD_INPUTS)
         species = other.index_select(1, self.species_idx).view(batch, NUM_SPECIES, SPECIES_INPUTS)
-        frontier = self.frontier(cells)  # [B, 80, FRONTIER_SEATS]
-        rows = frontier.view(batch, NUM_SPECIES, NUM_RANKS * FRONTIER_SEATS)  # per species, rank-major
+        rows = frontier.reshape(batch, NUM_SPECIES, NUM_RANKS * FRONTIER_SEATS)  # per species, rank-major
         species = self.species_in(torch.cat([species, rows], dim=2))  # [B, 10, H]
-        species = species.repeat_interleave(NUM_RANKS, dim=1)  # [B, 80, H]
-        z = self.card_in(torch.cat([cards, frontier], dim=2)) + species + self.global_in(h)[:, None, :] + self.card_embed
-        return self.out(torch.relu(z))
+        # what a card shares with its species and the row, plus its own embedding, in one
+        # broadcast ([B, 10, 1, H] + [10, 8, H]; cards are species-major), then its own values
+        # through card_in added in the same matrix product (addmm): fewer [B, 80, H] passes
+        per_species = species + self.global_in(h)[:, None, :] + self.card_in.bias
+        shared = per_species[:, :, None, :] + self.card_embed.view(NUM_SPECIES, NUM_RANKS, width)
+        own = torch.cat([cards, frontier], dim=2).view(batch * NUM_CARDS, CARD_INPUTS + FRONTIER_SEATS)
+        z = torch.addmm(shared.view(batch * NUM_CARDS, width), own, self.card_in.weight.t())
+        return self.out(torch.relu(z)).view(batch, NUM_CARDS, 3)
 
-    def add_to(self, logits: torch.Tensor, other: torch.Tensor, cells: torch.Tensor,
+    def add_to(self, logits: torch.Tensor, other: torch.Tensor, frontier: torch.Tensor,
                h: torch.Tensor) -> torch.Tensor:
         """``logits [B, 489]`` plus the card logits (a new tensor)."""
         batch = other.shape[0]
-        per_card = self(other, cells, h)
+        per_card = self(other, frontier, h)
         tops = other.index_select(1, self.top_idx).view(batch, SEATS, NUM_CARDS)
         take = torch.bmm(tops, per_card[:, :, 2:3]).squeeze(2)  # [B, 4]
         extra = torch.cat([logits.new_zeros(batch, DRAW_DISCARD), take, per_card[:, :, 0],

@@ -31,7 +31,7 @@ from torch import nn
 
 from ..actions import DISCARD, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL
 from ..observation import OBS_SIZE, SECTIONS
-from .card_head import CardHead
+from .card_head import CardHead, frontier_flags
 from .cell_pack import GAIN_PLANE, NEIGHBOUR_PLANES, CellPack, cell_inputs, pack_cells
 
 N_OTHER_LOGITS = NUM_ACTIONS - FRAME_CELLS
@@ -91,14 +91,15 @@ class PlaneNet(nn.Module):
         return obs[:, :self.planes_at].contiguous(), cells.contiguous()
 
     def forward_parts(self, other: torch.Tensor, cells: torch.Tensor | None,
-                      packed: CellPack | None = None, columns: torch.Tensor | None = None
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
+                      packed: CellPack | None = None, columns: torch.Tensor | None = None,
+                      frontier: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``forward`` on the split observation. ``packed``: ``pack_cells(cells)``, when the
         caller has it (a trainer packs its rollout once for all its minibatches); ``cells`` may
         then be None unless the network has a ``CardHead``. ``columns``: ``other`` holds only
         these of the non-plane values, the others being zero in every row (in a 2-player game
         about 40% of them always are: the third and fourth seats' sections); not with a
-        ``CardHead``, which reads them by place."""
+        ``CardHead``, which reads them by place. ``frontier``: ``card_head.frontier_flags(cells)``,
+        when the caller has it (then ``cells`` may be None with a ``CardHead`` too)."""
         batch = other.shape[0]
         # the dense layout for tracing (TorchScript, ONNX); else the active cells only (cell_pack)
         # (and for small batches, where packing costs more than it saves: SB3 steps one at a time)
@@ -143,8 +144,10 @@ class PlaneNet(nn.Module):
         rest = self.logits(h)
         logits = torch.cat([rest[:, :PLAY_CELL], cells_out, rest[:, PLAY_CELL:]], dim=1)
         if self.cards is not None:
-            assert cells is not None, "a CardHead reads the cells"
-            logits = self.cards.add_to(logits, other, cells, h)
+            if frontier is None:
+                assert cells is not None, "a CardHead reads the frontier off the cells"
+                frontier = frontier_flags(cells)
+            logits = self.cards.add_to(logits, other, frontier, h)
         return logits, self.value(h).squeeze(1)
 
     def cell_features(self, inputs: torch.Tensor) -> torch.Tensor:
