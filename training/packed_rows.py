@@ -20,9 +20,9 @@ import torch
 from arboretum_env.actions import FRAME_CELLS
 from arboretum_env.agents.card_head import FRONTIER_PLANES, FRONTIER_SEATS, frontier_flags
 from arboretum_env.agents.cell_pack import MAX_ACTIVE, NEIGHBOUR_PLANES, CellPack
-from arboretum_env.engine.cards import NUM_CARDS
 from arboretum_env.agents.selfplay_net import PlaneNet, plane_block
 from arboretum_env.batch.cells import pack_rows
+from arboretum_env.engine.cards import NUM_CARDS
 
 
 class PackedRows:
