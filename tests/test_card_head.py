@@ -100,6 +100,37 @@ def test_networks_without_the_card_head_keep_their_parameters():
     assert with_head.size_report()["multiply_adds"] > plain.size_report()["multiply_adds"]
     with pytest.raises(NetworkSpecError, match="card_hidden must be an integer 0"):
         build_network("plane_net", {"channels": 8, "hidden": 32, "card_hidden": -1})
+    with pytest.raises(NetworkSpecError, match="card_gains needs the card head"):
+        build_network("plane_net", {"channels": 8, "hidden": 32, "card_gains": True})
+    gains = build_network("plane_net", {"channels": 8, "hidden": 32, "card_hidden": 16, "card_gains": True})
+    assert gains.size_report()["parameters"] > with_head.size_report()["parameters"]
+
+
+def test_card_gains_reach_the_head_and_an_exported_input_gives_the_same():
+    from arboretum_env.batch.card_gains import GAIN_INPUTS, with_card_gains
+
+    torch.manual_seed(1)
+    net = PlaneNet(4, 16, card_hidden=8, card_gains=True)
+    for p in net.cards.parameters():
+        torch.nn.init.normal_(p, std=0.5)
+    obs = np.stack([o for _, o in _positions(2, seed=7, every=5)])
+    wide = with_card_gains(obs)
+    assert wide.shape == (len(obs), obs.shape[1] + GAIN_INPUTS) and np.array_equal(wide[:, :obs.shape[1]], obs)
+    assert np.array_equal(with_card_gains(obs[3]), wide[3])
+    with torch.no_grad():
+        logits, value = net(torch.from_numpy(obs))
+        given, given_value = net(torch.from_numpy(wide))
+        net.sparse = False
+        dense_logits, _ = net(torch.from_numpy(obs))
+        blind = torch.from_numpy(wide.copy())
+        blind[:, obs.shape[1]:] = 0.0  # the same observation with every gain hidden
+        blind_logits, _ = net(blind)
+    torch.testing.assert_close(given, logits, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(dense_logits, logits, rtol=1e-5, atol=1e-5)
+    assert torch.equal(value, given_value)
+    moved = (blind_logits - given).abs()
+    assert moved[:, A.PLAY_CARD:A.PLAY_CARD + NUM_CARDS].max() > 1e-3  # the head reads the gains
+    assert moved[:, :A.DRAW_DISCARD].max() < 1e-6 and moved[:, A.PLAY_CELL:A.DISCARD].max() < 1e-6
 
 
 def test_a_run_with_the_card_head_plays_and_exports_it(tmp_path):
@@ -123,3 +154,22 @@ def test_a_run_with_the_card_head_plays_and_exports_it(tmp_path):
     exported = PolicyAgent(export_selfplay_checkpoint(newest, tmp_path / "exported.safetensors"))
     obs = np.stack([o for _, o in _positions(2, seed=9, every=11)])
     assert np.allclose(exported.logits(obs[0]), agent.logits(obs[0]), atol=1e-6)
+
+
+def test_a_run_with_card_gains_records_them_in_its_policy_file(tmp_path):
+    from arboretum_env.agents.policy import PolicyAgent
+    from arboretum_env.agents.policy_file import read_policy_file
+    from training.selfplay import train_selfplay
+    from training.selfplay_config import ConfigKeyError, selfplay_config
+
+    config = {"run_name": "gains", "runs_dir": str(tmp_path), "num_envs": 4, "rollout_steps": 16,
+              "total_steps": 64, "eval_every": 64, "eval_games": 2, "final_eval_games": 2,
+              "minibatch_size": 32, "torch_threads": 1, "channels": 4, "hidden": 16, "card_hidden": 8,
+              "card_gains": True, "eval_opponents": ["random"], "final_eval_opponents": ["random"]}
+    with pytest.raises(ConfigKeyError, match="card_gains needs the card head"):
+        selfplay_config({**config, "card_hidden": 0})
+    train_selfplay(selfplay_config(config), progress=False)
+    policy = tmp_path / "gains" / "policy.safetensors"
+    assert read_policy_file(policy)[1]["network_kwargs"] == {"channels": 4, "hidden": 16, "card_hidden": 8,
+                                                              "card_gains": True}
+    assert PolicyAgent(policy).module.card_gains

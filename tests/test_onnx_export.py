@@ -2,7 +2,7 @@
 onnxruntime, picks the same actions as the policy (``PolicyAgent``: the torch network with the mask)
 on 1,000 observations from real games, for the shipped agent (which reads hints: its ONNX input
 is the observation followed by the hints) and a small ``plane_net``, with and without its card
-head. Skipped without the
+head, and with the card gains (its input: the observation followed by them). Skipped without the
 ``[onnx]`` extra."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from arboretum_env.agents.hints import with_hints
 from arboretum_env.agents.networks import build_network
 from arboretum_env.agents.policy import PolicyAgent
 from arboretum_env.agents.policy_file import save_policy_file
+from arboretum_env.batch.card_gains import with_card_gains
 from arboretum_env.env import raw_env
 from training.cli import main
 
@@ -60,6 +61,8 @@ def agreement(policy: Path, onnx_path: Path, decisions) -> int:
     agent = PolicyAgent(policy)
     inputs = np.stack([obs if agent.hints is None else with_hints(obs, view, agent.hints, mask)
                        for obs, mask, view in decisions])
+    if getattr(agent.module, "card_gains", False):
+        inputs = with_card_gains(inputs)
     masks = np.stack([mask for _, mask, _ in decisions]).astype(np.int8)
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     actions, masked = session.run(["action", "masked_logits"], {"observation": inputs, "action_mask": masks})
@@ -80,8 +83,9 @@ def test_shipped_agent_onnx_picks_the_policys_actions(tmp_path, decisions, capsy
     assert same == len(decisions)
 
 
-@pytest.mark.parametrize("kwargs", [{"channels": 4, "hidden": 16}, {"channels": 4, "hidden": 16, "card_hidden": 8}],
-                         ids=["plain", "card_head"])
+@pytest.mark.parametrize("kwargs", [{"channels": 4, "hidden": 16}, {"channels": 4, "hidden": 16, "card_hidden": 8},
+                                    {"channels": 4, "hidden": 16, "card_hidden": 8, "card_gains": True}],
+                         ids=["plain", "card_head", "card_gains"])
 def test_small_plane_net_onnx_picks_the_policys_actions(tmp_path, decisions, kwargs):
     torch.manual_seed(3)
     policy = save_policy_file(tmp_path / "small.safetensors", "plane_net", kwargs,
@@ -96,7 +100,8 @@ def test_small_plane_net_onnx_picks_the_policys_actions(tmp_path, decisions, kwa
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         scripted = torch.jit.load(str(scripted_path))  # our own file, just written
-    obs = torch.as_tensor(np.stack([o for o, _, _ in decisions]))
+    obs = np.stack([o for o, _, _ in decisions])
+    obs = torch.as_tensor(with_card_gains(obs) if kwargs.get("card_gains") else obs)
     masks = np.stack([m for _, m, _ in decisions]).astype(np.int8)
     with torch.no_grad():
         by_torchscript = scripted(obs, torch.as_tensor(masks))[0].numpy()

@@ -17,9 +17,9 @@ from test_cell_pack import observations
 pytestmark = pytest.mark.skipif(not T.available, reason="numba is not installed")
 
 
-def network(card_hidden: int) -> PlaneNet:
+def network(card_hidden: int, card_gains: bool = False) -> PlaneNet:
     torch.manual_seed(4)
-    net = PlaneNet(8, 32, card_hidden)
+    net = PlaneNet(8, 32, card_hidden, card_gains)
     for p in net.parameters():
         torch.nn.init.normal_(p, std=0.3)
     return net
@@ -34,14 +34,15 @@ def dense(net: PlaneNet, obs: np.ndarray):
         net.sparse = True
 
 
-@pytest.mark.parametrize("num_players,card_hidden,max_active",
-                         [(2, 0, MAX_ACTIVE), (3, 0, 10), (2, 16, MAX_ACTIVE), (3, 16, 10)])
-def test_store_gives_the_networks_outputs(num_players, card_hidden, max_active):
+@pytest.mark.parametrize("num_players,card_hidden,max_active,card_gains",
+                         [(2, 0, MAX_ACTIVE, False), (3, 0, 10, False), (2, 16, MAX_ACTIVE, False),
+                          (3, 16, 10, False), (2, 16, MAX_ACTIVE, True), (3, 16, 10, True)])
+def test_store_gives_the_networks_outputs(num_players, card_hidden, max_active, card_gains):
     from training.packed_rows import PackedRows
 
     obs = observations(num_players, games=8, steps=40, seed=num_players).numpy()
-    net = network(card_hidden)
-    store = PackedRows(len(obs) + 3, card_frontier=card_hidden > 0, max_active=max_active)
+    net = network(card_hidden, card_gains)
+    store = PackedRows(len(obs) + 3, card_frontier=card_hidden > 0, max_active=max_active, card_gains=card_gains)
     order = np.random.default_rng(0).permutation(len(obs))
     store.write(obs, order[:100], 0)  # written in steps, as collection does
     store.write(obs, order[100:], 100)
@@ -69,3 +70,8 @@ def test_store_gives_the_networks_outputs(num_players, card_hidden, max_active):
             torch.testing.assert_close(logits, want_logits[rows], rtol=1e-5, atol=1e-5)
     for want, got in zip(*grads):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    if card_gains:  # a head without gains (a snapshot of another run) reads the flags only
+        plain = network(card_hidden)
+        with torch.no_grad():
+            torch.testing.assert_close(store.forward(plain, 0, 50)[0], dense(plain, obs[order])[0][:50],
+                                       rtol=1e-5, atol=1e-5)

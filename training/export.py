@@ -11,7 +11,9 @@ file: ``forward(obs float32 [B, D], mask int8 [B, 489]) -> (action [B], masked l
 float32 [B, D] and ``action_mask`` int8 [B, 489], outputs ``action`` int64 [B] and
 ``masked_logits`` float32 [B, 489]; needs the ``[onnx]`` extra). ``D`` is the network's full
 input: the observation, followed by the hints for a policy that reads them (the shipped agent):
-compute those with ``agents.hints.with_hints`` before calling the model.
+compute those with ``agents.hints.with_hints`` before calling the model; for a ``plane_net``
+with ``card_gains``, the observation followed by its card gains
+(``arboretum_env.batch.card_gains.with_card_gains``).
 This project never reads one back, except to convert an old TorchScript policy file once, when its
 owner says they trust it (``--trust-torchscript``; :func:`convert_torchscript`).
 """
@@ -64,7 +66,7 @@ class _MaskedNetwork(nn.Module):
 def export_torchscript(policy_path: str | Path, out: str | Path) -> Path:
     """A TorchScript file of a policy file, for deployment outside this project."""
     network, meta = load_policy_file(policy_path)
-    obs = torch.zeros(2, input_size(meta.get("hints") is not None))
+    obs = torch.zeros(2, input_size(meta.get("hints") is not None) + getattr(network, "extra_inputs", 0))
     mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
     with torch.no_grad(), warnings.catch_warnings():  # TorchScript: deprecated, still supported
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -89,7 +91,7 @@ def export_onnx(policy_path: str | Path, out: str | Path) -> Path:
     except ImportError:
         raise PolicyFileError("--format onnx needs the onnx package: pip install 'arboretum-rl[onnx]'") from None
     network, meta = load_policy_file(policy_path)
-    obs = torch.zeros(2, input_size(meta.get("hints") is not None))
+    obs = torch.zeros(2, input_size(meta.get("hints") is not None) + getattr(network, "extra_inputs", 0))
     mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
     buffer = io.BytesIO()
     with torch.no_grad(), warnings.catch_warnings():

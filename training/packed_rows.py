@@ -6,8 +6,9 @@ compiled ``batch.cells.pack_rows`` straight from the vector env's observations (
 copy of the 19 planes, no packing again per forward or per minibatch: see
 ``agents.cell_pack``). The dense cells are kept only for crowded rows (computed densely by
 ``PlaneNet``). For a network with a ``CardHead``, each row also keeps the frontier flags that
-head reads (``card_head.frontier_flags``, computed once when the row is written, not again in
-every forward and every epoch's minibatch).
+head reads (``card_head.frontier_flags``, and with ``card_gains`` the per-card path gains of
+``batch.card_gains``), computed once when the row is written, not again in every forward and
+every epoch's minibatch.
 """
 
 from __future__ import annotations
@@ -18,20 +19,24 @@ import numpy as np
 import torch
 
 from arboretum_env.actions import FRAME_CELLS
-from arboretum_env.agents.card_head import FRONTIER_PLANES, FRONTIER_SEATS, frontier_flags
+from arboretum_env.agents.card_head import FRONTIER_PLANES, FRONTIER_SEATS, card_extra_width, frontier_flags
 from arboretum_env.agents.cell_pack import MAX_ACTIVE, NEIGHBOUR_PLANES, CellPack
 from arboretum_env.agents.selfplay_net import PlaneNet, plane_block
+from arboretum_env.batch.card_gains import card_gains
 from arboretum_env.batch.cells import pack_rows
 from arboretum_env.engine.cards import NUM_CARDS
 
 
 class PackedRows:
     """``size`` rows of decisions for ``PlaneNet``s; ``card_frontier``: keep every row's frontier
-    flags (for a network with a ``CardHead``)."""
+    flags (for a network with a ``CardHead``), and with ``card_gains`` its per-card gains too
+    (for a ``CardHead`` that reads them)."""
 
-    def __init__(self, size: int, card_frontier: bool = False, max_active: int = MAX_ACTIVE):
+    def __init__(self, size: int, card_frontier: bool = False, max_active: int = MAX_ACTIVE,
+                 card_gains: bool = False):
+        assert card_frontier or not card_gains
         self.planes_at, self.n_planes = plane_block()
-        self.card_frontier, self.max_active = card_frontier, max_active
+        self.card_frontier, self.card_gains, self.max_active = card_frontier, card_gains, max_active
         self.other = np.zeros((size, self.planes_at), np.float32)
         self.inputs = np.zeros((size, max_active, self.n_planes + 4 * NEIGHBOUR_PLANES), np.float32)
         self.where = np.zeros((size, max_active), np.int64)
@@ -39,7 +44,7 @@ class PackedRows:
         self.count = np.zeros(size, np.int64)
         self.background = np.zeros(size, np.float32)
         self.cells = np.zeros((size, FRAME_CELLS, self.n_planes), np.float32)  # cell-major, crowded rows
-        self.frontier = np.zeros((size if card_frontier else 0, NUM_CARDS, FRONTIER_SEATS), np.float32)
+        self.frontier = np.zeros((size if card_frontier else 0, NUM_CARDS, card_extra_width(card_gains)), np.float32)
 
     def write(self, obs: np.ndarray, rows: np.ndarray, first: int) -> None:
         """Store observations ``obs[rows]`` (``[., OBS_SIZE]``) in rows ``first, first + 1, ...``."""
@@ -50,7 +55,10 @@ class PackedRows:
         if self.card_frontier:
             planes = obs[rows, self.planes_at:self.planes_at + FRONTIER_PLANES * FRAME_CELLS]
             cells = planes.reshape(len(rows), FRONTIER_PLANES, FRAME_CELLS).transpose(0, 2, 1)
-            self.frontier[first:last] = frontier_flags(torch.from_numpy(np.ascontiguousarray(cells))).numpy()
+            flags = frontier_flags(torch.from_numpy(np.ascontiguousarray(cells))).numpy()
+            self.frontier[first:last, :, :FRONTIER_SEATS] = flags
+            if self.card_gains:
+                card_gains(obs, rows, first, self.frontier[:, :, FRONTIER_SEATS:])
         dense = first + np.flatnonzero(self.count[first:last] > self.max_active)  # crowded rows
         if len(dense):
             planes = obs[rows[dense - first], self.planes_at:].reshape(len(dense), self.n_planes, FRAME_CELLS)
@@ -69,7 +77,9 @@ class PackedRows:
 
     def forward(self, net: PlaneNet, first: int, last: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s ``(logits, value)`` of rows ``first .. last - 1``."""
-        frontier = torch.from_numpy(self.frontier[first:last]) if self.card_frontier else None
+        # a head without gains reads the flags only (the gains come after them)
+        width = card_extra_width(net.card_gains)
+        frontier = torch.from_numpy(self.frontier[first:last, :, :width]) if self.card_frontier else None
         return net.forward_parts(torch.from_numpy(self.other[first:last]), None, self.pack(first, last),
                                  frontier=frontier)
 

@@ -96,7 +96,7 @@ class SelfPlayTrainer:
         torch.manual_seed(config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)  # the policy's samples
         self.rng = np.random.default_rng(config.seed)
-        self.net = PlaneNet(config.channels, config.hidden, config.card_hidden)
+        self.net = PlaneNet(config.channels, config.hidden, config.card_hidden, config.card_gains)
         start = initial_weights(config) if start is None else start
         if start is not None:
             self.net.load_state_dict(start)
@@ -115,8 +115,9 @@ class SelfPlayTrainer:
         size = n * config.rollout_steps
         # observations are stored as PlaneNet reads them, their active cells packed (packed_rows);
         # the opponents' rows go to a scratch store, re-used every step
-        self.rollout = PackedRows(size, card_frontier=self.net.cards is not None)
-        self.scratch = PackedRows(n, card_frontier=any(net.cards is not None for net in [self.net, *self.league]))
+        self.rollout = PackedRows(size, card_frontier=self.net.cards is not None, card_gains=self.net.card_gains)
+        self.scratch = PackedRows(n, card_frontier=any(net.cards is not None for net in [self.net, *self.league]),
+                                  card_gains=any(net.card_gains for net in [self.net, *self.league]))
         self.buf_mask = np.zeros((size, NUM_ACTIONS), np.int8)
         self.buf_action = np.zeros(size, np.int64)
         self.buf_logp = np.zeros(size, np.float32)
@@ -322,7 +323,7 @@ class SelfPlayTrainer:
         return self.folder.finish(self, final)
 
     def add_snapshot(self) -> None:
-        snapshot = PlaneNet(self.c.channels, self.c.hidden, self.c.card_hidden)
+        snapshot = PlaneNet(self.c.channels, self.c.hidden, self.c.card_hidden, self.c.card_gains)
         snapshot.load_state_dict(self.net.state_dict())
         snapshot.eval()
         self.snapshots.append(snapshot)

@@ -80,6 +80,11 @@ class SelfPlayConfig:
     card_hidden: int = checked(0, ge=0, le=4096)
     """Units of the per-card head (``agents.card_head.CardHead``: logits for playing,
     discarding and taking each card, one small network shared by all cards); 0: no card head."""
+    card_gains: bool = checked(False, choices=(True, False))
+    """With the card head: each card in view (hand, pending, pile tops) also reads what it would
+    add to the best path of its species in the observer's and the next seat's arboretum
+    (``arboretum_env.batch.card_gains``, a fixed function of the observation); needs
+    ``card_hidden > 0``."""
 
     # --- snapshots of the learner as opponents
     snapshot_every: int = checked(100_000, ge=0, le=10**11)
@@ -116,4 +121,7 @@ class SelfPlayConfig:
 
 def selfplay_config(data: dict, source: str = "config") -> SelfPlayConfig:
     """A checked ``SelfPlayConfig`` from a mapping (unknown keys, types and ranges checked)."""
-    return config_from_mapping(SelfPlayConfig, data, source, error=ConfigKeyError)
+    config = config_from_mapping(SelfPlayConfig, data, source, error=ConfigKeyError)
+    if config.card_gains and not config.card_hidden:
+        raise ConfigKeyError(f"{source}: card_gains needs the card head (set card_hidden above 0)")
+    return config

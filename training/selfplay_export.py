@@ -51,11 +51,13 @@ def policy_metadata(trainer) -> dict:
 
 def network_kwargs(config) -> dict:
     """``PlaneNet``'s arguments from a config (an object or a checkpoint's dict); ``card_hidden``
-    only when the card head is on, so that files without it read as before."""
+    and ``card_gains`` only when on, so that files without them read as before."""
     get = _getter(config)
     kwargs = {"channels": int(get("channels")), "hidden": int(get("hidden"))}
     if int(get("card_hidden", 0) or 0):
         kwargs["card_hidden"] = int(get("card_hidden"))
+    if get("card_gains", False):
+        kwargs["card_gains"] = True
     return kwargs
 
 

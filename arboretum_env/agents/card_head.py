@@ -43,6 +43,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..actions import DISCARD, DRAW_DISCARD, FRAME, FRAME_CELLS, MAX_PLAYERS, PLAY_CARD
+from ..batch.card_gains import GAIN_SEATS, card_gains
 from ..engine import NUM_CARDS, NUM_RANKS, NUM_SPECIES
 from ..observation import OFFSETS, PILE_BLOCK, RANK_SCALE, SPECIES_SCALE, SUMMARY_BLOCK
 
@@ -109,19 +110,43 @@ def frontier_flags(cells: torch.Tensor) -> torch.Tensor:
     return torch.stack(out, dim=2)
 
 
+def card_extra_width(gains: bool) -> int:
+    """Per-card extras the head reads beside the observation's values: the frontier flags, then
+    with ``gains`` the path gains (``batch.card_gains``)."""
+    return FRONTIER_SEATS + (GAIN_SEATS if gains else 0)
+
+
+def card_extras(obs: torch.Tensor, planes_at: int, gains: bool) -> torch.Tensor:
+    """``[B, 80, card_extra_width(gains)]`` of observations ``[B, OBS_SIZE]``: the frontier flags
+    (``frontier_flags``), then with ``gains`` the per-card path gains (``batch.card_gains``, a
+    compiled function of the observation, so not traceable: an exported network takes them as
+    an input). A trainer computes them once per stored decision."""
+    batch = obs.shape[0]
+    planes = obs[:, planes_at:planes_at + FRONTIER_PLANES * FRAME_CELLS].reshape(batch, FRONTIER_PLANES, FRAME_CELLS)
+    flags = frontier_flags(planes.transpose(1, 2))
+    if not gains:
+        return flags
+    obs_np = obs.detach().cpu().numpy()
+    out = np.zeros((batch, NUM_CARDS, GAIN_SEATS), np.float32)
+    card_gains(np.ascontiguousarray(obs_np, dtype=np.float32), np.arange(batch), 0, out)
+    return torch.cat([flags, torch.from_numpy(out).to(flags)], dim=2)
+
+
 class CardHead(nn.Module):
     """See the module doc. Indexes into the observation are buffers (not saved: they follow
     from ``observation.SECTIONS``)."""
 
-    def __init__(self, hidden: int, card_hidden: int):
+    def __init__(self, hidden: int, card_hidden: int, gains: bool = False):
         super().__init__()
+        self.gains = gains
+        extra = card_extra_width(gains)
         self.register_buffer("card_idx", torch.as_tensor(card_inputs().reshape(-1)), persistent=False)
         self.register_buffer("species_idx", torch.as_tensor(species_inputs().reshape(-1)), persistent=False)
         tops = [OFFSETS["discard_piles"] + k * PILE_BLOCK + NUM_CARDS for k in range(SEATS)]
         self.register_buffer("top_idx", torch.as_tensor(
             np.stack([t + np.arange(NUM_CARDS) for t in tops]).reshape(-1)), persistent=False)
-        self.card_in = nn.Linear(CARD_INPUTS + FRONTIER_SEATS, card_hidden)
-        self.species_in = nn.Linear(SPECIES_INPUTS + NUM_RANKS * FRONTIER_SEATS, card_hidden, bias=False)
+        self.card_in = nn.Linear(CARD_INPUTS + extra, card_hidden)
+        self.species_in = nn.Linear(SPECIES_INPUTS + NUM_RANKS * extra, card_hidden, bias=False)
         self.global_in = nn.Linear(hidden, card_hidden, bias=False)
         self.card_embed = nn.Parameter(torch.zeros(NUM_CARDS, card_hidden))
         self.out = nn.Linear(card_hidden, 3)
@@ -131,19 +156,20 @@ class CardHead(nn.Module):
 
     def forward(self, other: torch.Tensor, frontier: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """``[B, 80, 3]``: play, discard and take logits per card, from ``PlaneNet``'s non-plane
-        values ``other``, the frontier (``frontier_flags`` of its cells) and its global summary
-        ``h``."""
+        values ``other``, the per-card extras ``frontier`` (``card_extras``: the frontier flags,
+        and the gains with ``gains``) and its global summary ``h``."""
         batch, width = other.shape[0], self.card_hidden
         cards = other.index_select(1, self.card_idx).view(batch, NUM_CARDS, CARD_INPUTS)
         species = other.index_select(1, self.species_idx).view(batch, NUM_SPECIES, SPECIES_INPUTS)
-        rows = frontier.reshape(batch, NUM_SPECIES, NUM_RANKS * FRONTIER_SEATS)  # per species, rank-major
+        extra = frontier.shape[2]
+        rows = frontier.reshape(batch, NUM_SPECIES, NUM_RANKS * extra)  # per species, rank-major
         species = self.species_in(torch.cat([species, rows], dim=2))  # [B, 10, H]
         # what a card shares with its species and the row, plus its own embedding, in one
         # broadcast ([B, 10, 1, H] + [10, 8, H]; cards are species-major), then its own values
         # through card_in added in the same matrix product (addmm): fewer [B, 80, H] passes
         per_species = species + self.global_in(h)[:, None, :] + self.card_in.bias
         shared = per_species[:, :, None, :] + self.card_embed.view(NUM_SPECIES, NUM_RANKS, width)
-        own = torch.cat([cards, frontier], dim=2).view(batch * NUM_CARDS, CARD_INPUTS + FRONTIER_SEATS)
+        own = torch.cat([cards, frontier], dim=2).view(batch * NUM_CARDS, CARD_INPUTS + extra)
         z = torch.addmm(shared.view(batch * NUM_CARDS, width), own, self.card_in.weight.t())
         return self.out(torch.relu(z)).view(batch, NUM_CARDS, 3)
 
@@ -159,7 +185,7 @@ class CardHead(nn.Module):
         return logits + extra
 
     def multiply_adds(self, hidden: int) -> int:
-        h = self.card_hidden
-        return (NUM_CARDS * (CARD_INPUTS + FRONTIER_SEATS) * h
-                + NUM_SPECIES * (SPECIES_INPUTS + NUM_RANKS * FRONTIER_SEATS) * h + hidden * h
+        h, extra = self.card_hidden, card_extra_width(self.gains)
+        return (NUM_CARDS * (CARD_INPUTS + extra) * h
+                + NUM_SPECIES * (SPECIES_INPUTS + NUM_RANKS * extra) * h + hidden * h
                 + NUM_CARDS * h * 3 + SEATS * NUM_CARDS)

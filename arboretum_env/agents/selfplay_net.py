@@ -18,7 +18,10 @@ Most cells are empty, and every cell whose inputs are all zero gives the same fe
 layers shared by the cells run on the active cells only (``cell_pack``: the same function and
 parameters), except when traced for export and for batches under ``SPARSE_MIN_ROWS``.
 
-``forward(obs [B, OBS_SIZE]) -> (logits [B, 489], value [B])``; the logits are not masked.
+``forward(obs [B, OBS_SIZE]) -> (logits [B, 489], value [B])``; the logits are not masked. With
+``card_gains`` the head also reads each card's path gains (``batch.card_gains``), computed from
+the observation; an exported network takes them after it (``[B, OBS_SIZE + 160]``, as
+``batch.card_gains.with_card_gains`` writes them), since a compiled search cannot be traced.
 Parameters and multiply-adds per decision: ``PlaneNet.size_report()`` (docs/training.md lists
 the default's).
 """
@@ -30,8 +33,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..actions import DISCARD, FRAME_CELLS, NUM_ACTIONS, PLAY_CELL
+from ..batch.card_gains import GAIN_INPUTS, GAIN_SEATS
+from ..engine import NUM_CARDS
 from ..observation import OBS_SIZE, SECTIONS
-from .card_head import CardHead, frontier_flags
+from .card_head import CardHead, card_extras, frontier_flags
 from .cell_pack import GAIN_PLANE, NEIGHBOUR_PLANES, CellPack, cell_inputs, pack_cells
 
 N_OTHER_LOGITS = NUM_ACTIONS - FRAME_CELLS
@@ -59,7 +64,7 @@ class PlaneNet(nn.Module):
     summary. Cells are kept cell-major (``[B, 324, features]``) so that the layers shared by all
     cells are plain matrix products over ``B * 324`` rows."""
 
-    def __init__(self, channels: int = 8, hidden: int = 128, card_hidden: int = 0):
+    def __init__(self, channels: int = 8, hidden: int = 128, card_hidden: int = 0, card_gains: bool = False):
         super().__init__()
         self.planes_at, n_planes = plane_block()
         self.n_planes, self.channels, self.hidden = n_planes, channels, hidden
@@ -71,16 +76,32 @@ class PlaneNet(nn.Module):
         self.cell_out = nn.Linear(channels, 1)
         self.logits = nn.Linear(hidden, N_OTHER_LOGITS)
         self.value = nn.Linear(hidden, 1)
-        self.card_hidden = card_hidden
+        self.card_hidden, self.card_gains = card_hidden, bool(card_gains)
+        if card_gains and not card_hidden:
+            raise ValueError("card_gains needs the card head (card_hidden > 0)")
+        self.extra_inputs = GAIN_INPUTS if self.card_gains else 0
+        """Values after the observation in an exported network's input (``batch.card_gains.with_card_gains``)."""
         self.sparse = True  # False: every cell, as when traced (the reference the tests compare)
-        self.cards = CardHead(hidden, card_hidden) if card_hidden else None
+        self.cards = CardHead(hidden, card_hidden, self.card_gains) if card_hidden else None
         for layer in (self.logits, self.cell_out):
             nn.init.orthogonal_(layer.weight, gain=0.01)
             nn.init.zeros_(layer.bias)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits [B, 489], value [B])`` of observations ``[B, OBS_SIZE]``."""
-        return self.forward_parts(*self.split(obs))
+        extras = None
+        if self.card_gains:
+            if obs.shape[1] == OBS_SIZE + GAIN_INPUTS:  # the gains given (an exported network's input)
+                gains = obs[:, OBS_SIZE:].reshape(obs.shape[0], NUM_CARDS, GAIN_SEATS)
+                obs = obs[:, :OBS_SIZE]
+                extras = torch.cat([card_extras(obs, self.planes_at, False), gains], dim=2)
+            else:
+                extras = self.card_extras(obs)
+        return self.forward_parts(*self.split(obs), frontier=extras)
+
+    def card_extras(self, obs: torch.Tensor) -> torch.Tensor:
+        """The card head's per-card extras of observations (``card_head.card_extras``)."""
+        return card_extras(obs, self.planes_at, self.card_gains)
 
     def split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The observation's non-plane values ``[B, planes_at]`` and its planes cell-major
@@ -146,7 +167,11 @@ class PlaneNet(nn.Module):
         if self.cards is not None:
             if frontier is None:
                 assert cells is not None, "a CardHead reads the frontier off the cells"
-                frontier = frontier_flags(cells)
+                if self.card_gains:  # the gains read the whole observation
+                    obs = torch.cat([other, cells.transpose(1, 2).reshape(batch, -1)], dim=1)
+                    frontier = self.card_extras(obs)
+                else:
+                    frontier = frontier_flags(cells)
             logits = self.cards.add_to(logits, other, frontier, h)
         return logits, self.value(h).squeeze(1)
 
