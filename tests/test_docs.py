@@ -72,13 +72,14 @@ def test_selfplay_network_sizes_match_the_code():
     from arboretum_env.agents.selfplay_net import PlaneNet
     from training.selfplay_config import SelfPlayConfig
 
-    row = r"^\| (default )?`(channels: \d+, hidden: \d+(?:, card_hidden: \d+)?)`[^|]* \| ([\d,]+) \| ([\d,]+) \|$"
+    row = (r"^\| (default )?`(channels: \d+, hidden: \d+(?:, card_hidden: \d+)?(?:, card_gains: true)?)`[^|]* "
+           r"\| ([\d,]+) \| ([\d,]+) \|$")
     rows = re.findall(row, (REPO / "docs" / "selfplay.md").read_text(), re.M)
     assert len(rows) >= 4
     defaults = [settings for default, settings, _, _ in rows if default]
     assert defaults == [f"channels: {SelfPlayConfig.channels}, hidden: {SelfPlayConfig.hidden}"]
     for _, settings, params, macs in rows:
-        arguments = {k: int(v) for k, v in (part.split(": ") for part in settings.split(", "))}
+        arguments = {k: True if v == "true" else int(v) for k, v in (part.split(": ") for part in settings.split(", "))}
         size = PlaneNet(**arguments).size_report()
         documented = (int(params.replace(",", "")), int(macs.replace(",", "")))
         assert (size["parameters"], size["multiply_adds"]) == documented, settings

@@ -13,7 +13,7 @@ against greedy (24.7% against 12.4% of 1,000 games, ``docs/selfplay.md``), so th
 (``configs/selfplay_2p.yaml``) uses ``card_hidden: 32``; the default stays 0 (the quickstart
 is faster without it).
 
-What each card reads, from the observation only (no rule is computed here):
+What each card reads, from the observation only:
 
 * **its own values** (19): in hand, drawn, pending, known in each seat's hand (4), its depth
   and whether it is the top in each discard pile (8), in each seat's arboretum (4);
@@ -24,6 +24,11 @@ What each card reads, from the observation only (no rule is computed here):
   with an empty neighbour (so a path can grow from it), for the card itself and, per species,
   for each of its ranks; read off the rank and species planes by fixed arithmetic (a learned
   layer over every cell and species measured 5x slower than the rest of the network);
+* with ``gains`` (``PlaneNet(card_gains=True)``), for each card in view (hand, pending card,
+  pile tops), what it would add to its species' best path in the observer's and in the next
+  seat's arboretum (``batch.card_gains``: the gain plane's quantity for every such card, a
+  compiled search over the observation's planes, computed outside the network), and per
+  species those of each of its ranks;
 * the global summary ``h`` of ``PlaneNet`` and a learned vector per card (its species and
   rank).
 
