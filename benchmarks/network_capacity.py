@@ -10,8 +10,9 @@ found.
 1. ``--games`` games of greedy against greedy (2 players, ``raw_env`` seeds ``1_000_000 + g``,
    ``--workers`` processes): every decision's observation, mask and greedy's action (about 94
    decisions a game).
-2. ``PlaneNet(--channels, --hidden, --card-hidden, --card-gains)`` trained by cross-entropy on greedy's action, masked
-   logits, Adam, ``--epochs`` passes (learning rate linear to 0); 10% of the decisions held out.
+2. ``PlaneNet(--channels, --hidden, --card-hidden, --card-gains)`` trained by cross-entropy on
+   greedy's action, masked logits, Adam, ``--epochs`` passes (learning rate linear to 0); 10% of
+   the decisions held out.
 3. The clone (argmax) against random and greedy, ``--eval-games`` games each, seats alternated
    (``training.batch_eval.evaluate_policy``, the trainer's evaluation).
 
@@ -89,9 +90,9 @@ def kind_of(actions: np.ndarray) -> np.ndarray:
 
 def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: int, net=None,
           lr: float = 1e-3, card_hidden: int = 0, card_gains: bool = False):
-    """A ``PlaneNet(channels, hidden, card_hidden, card_gains)`` (or ``net``, trained further) fitted to ``actions`` by
-    cross-entropy, Adam at ``lr`` falling linearly to 0; returns it (eval mode) and its held-out
-    accuracy on 10% of the decisions."""
+    """A ``PlaneNet(channels, hidden, card_hidden, card_gains)`` (or ``net``, trained further)
+    fitted to ``actions`` by cross-entropy, Adam at ``lr`` falling linearly to 0; returns it (eval
+    mode) and its held-out accuracy on 10% of the decisions."""
     import torch
 
     from arboretum_env.agents.selfplay_net import PlaneNet

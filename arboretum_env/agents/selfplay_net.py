@@ -88,7 +88,8 @@ class PlaneNet(nn.Module):
             nn.init.zeros_(layer.bias)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(logits [B, 489], value [B])`` of observations ``[B, OBS_SIZE]``."""
+        """``(logits [B, 489], value [B])`` of observations ``[B, OBS_SIZE]`` (with ``card_gains``
+        also ``[B, OBS_SIZE + 160]``: the observations followed by their card gains)."""
         extras = None
         if self.card_gains:
             if obs.shape[1] == OBS_SIZE + GAIN_INPUTS:  # the gains given (an exported network's input)
