@@ -102,7 +102,7 @@ class SelfPlayConfig:
     run names its exploiters (``training.selfplay_league``)."""
     init_policy: str = checked("")
     """A self-play policy file whose weights start the learner (its network must match
-    ``channels``, ``hidden`` and ``card_hidden``); empty: a fresh network. The optimizer starts
+    ``channels``, ``hidden``, ``card_hidden`` and ``card_gains``); empty: a fresh network. The optimizer starts
     fresh."""
 
     # --- evaluation and checkpoints
