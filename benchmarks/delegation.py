@@ -26,16 +26,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.network_capacity import positive  # noqa: E402
+from benchmarks.network_capacity import KINDS, kind_of, positive  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-KINDS = ("draw", "card", "cell", "discard")
 
 
 def kind_name(action: int) -> str:
-    from arboretum_env.actions import DISCARD, PLAY_CARD, PLAY_CELL
-
-    return "draw" if action < PLAY_CARD else "card" if action < PLAY_CELL else "cell" if action < DISCARD else "discard"
+    """``KINDS``' name of an action id (``network_capacity.kind_of``)."""
+    return KINDS[int(kind_of(np.asarray([action]))[0])]
 
 
 def play(policy, kind: str, games: int, seed: int) -> dict:
@@ -46,11 +44,11 @@ def play(policy, kind: str, games: int, seed: int) -> dict:
 
     wins = draws = 0
     margins = []
+    opponent, advisor = make_agent("greedy"), make_agent("greedy")  # deterministic, no memory
     for g in range(games):
         env = raw_env(num_players=2)
         env.reset(seed=seed + g)
         seat = g % 2
-        opponent, advisor = make_agent("greedy"), make_agent("greedy")
         while not env.state.game_over:
             agent = env.agent_selection
             obs = env.observe(agent)

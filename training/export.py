@@ -63,11 +63,17 @@ class _MaskedNetwork(nn.Module):
         return masked.argmax(dim=1), masked
 
 
+def _example_inputs(network: nn.Module, meta: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of two inputs to trace ``network`` with: ``D`` wide (the observation, then the
+    hints or the card gains it reads; see the module docstring) and the mask."""
+    width = input_size(meta.get("hints") is not None) + getattr(network, "extra_inputs", 0)
+    return torch.zeros(2, width), torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
+
+
 def export_torchscript(policy_path: str | Path, out: str | Path) -> Path:
     """A TorchScript file of a policy file, for deployment outside this project."""
     network, meta = load_policy_file(policy_path)
-    obs = torch.zeros(2, input_size(meta.get("hints") is not None) + getattr(network, "extra_inputs", 0))
-    mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
+    obs, mask = _example_inputs(network, meta)
     with torch.no_grad(), warnings.catch_warnings():  # TorchScript: deprecated, still supported
         warnings.simplefilter("ignore", DeprecationWarning)
         scripted = torch.jit.trace(_MaskedNetwork(network).eval(), (obs, mask))
@@ -91,8 +97,7 @@ def export_onnx(policy_path: str | Path, out: str | Path) -> Path:
     except ImportError:
         raise PolicyFileError("--format onnx needs the onnx package: pip install 'arboretum-rl[onnx]'") from None
     network, meta = load_policy_file(policy_path)
-    obs = torch.zeros(2, input_size(meta.get("hints") is not None) + getattr(network, "extra_inputs", 0))
-    mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
+    obs, mask = _example_inputs(network, meta)
     buffer = io.BytesIO()
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter: deprecated, still supported

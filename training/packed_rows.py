@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from arboretum_env.actions import FRAME_CELLS
-from arboretum_env.agents.card_head import FRONTIER_PLANES, FRONTIER_SEATS, card_extra_width, frontier_flags
+from arboretum_env.agents.card_head import FRONTIER_PLANES, FRONTIER_SEATS, card_extra_width, card_extras
 from arboretum_env.agents.cell_pack import MAX_ACTIVE, NEIGHBOUR_PLANES, CellPack
 from arboretum_env.agents.selfplay_net import PlaneNet, plane_block
 from arboretum_env.batch.card_gains import card_gains
@@ -53,10 +53,8 @@ class PackedRows:
                   self.inputs, self.where, self.active, self.count, self.background)
         self.other[first:last] = obs[rows, :self.planes_at]
         if self.card_frontier:
-            planes = obs[rows, self.planes_at:self.planes_at + FRONTIER_PLANES * FRAME_CELLS]
-            cells = planes.reshape(len(rows), FRONTIER_PLANES, FRAME_CELLS).transpose(0, 2, 1)
-            flags = frontier_flags(torch.from_numpy(np.ascontiguousarray(cells))).numpy()
-            self.frontier[first:last, :, :FRONTIER_SEATS] = flags
+            planes = torch.from_numpy(obs[rows, self.planes_at:self.planes_at + FRONTIER_PLANES * FRAME_CELLS])
+            self.frontier[first:last, :, :FRONTIER_SEATS] = card_extras(planes, 0, False).numpy()  # planes only
             if self.card_gains:
                 card_gains(obs, rows, first, self.frontier[:, :, FRONTIER_SEATS:])
         dense = first + np.flatnonzero(self.count[first:last] > self.max_active)  # crowded rows
