@@ -123,6 +123,20 @@ def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: in
     return net, held_out_accuracy(net, obs, masks, actions, held)
 
 
+def clone_acts(net):
+    """A batch policy (observations, masks) -> the net's argmax of its masked logits."""
+    import torch
+
+    from training.selfplay import log_probs
+
+    def act(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = net(torch.from_numpy(np.asarray(observations, np.float32)))[0]
+            return log_probs(logits, torch.from_numpy(np.asarray(action_masks))).argmax(1).numpy()
+
+    return act
+
+
 def held_out_accuracy(net, obs, masks, actions, rows, chunk: int = 2048) -> dict:
     """How often the net's argmax is greedy's action on ``rows``, overall and per decision kind."""
     import torch
@@ -176,7 +190,6 @@ def main(argv=None) -> dict:
     import torch
 
     from training.batch_eval import evaluate_policy
-    from training.selfplay import log_probs
 
     torch.set_num_threads(args.threads)
     began = time.perf_counter()
@@ -186,14 +199,9 @@ def main(argv=None) -> dict:
                           card_hidden=args.card_hidden, card_gains=args.card_gains)
     trained = time.perf_counter()
 
-    def act(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            logits = net(torch.from_numpy(observations))[0]
-            return log_probs(logits, torch.from_numpy(action_masks)).argmax(1).numpy()
-
     against = {}
     for b, name in enumerate(("random", "greedy")):
-        result = evaluate_policy(act, name, 2, args.eval_games, seed=10_000_019 * (b + 1))
+        result = evaluate_policy(clone_acts(net), name, 2, args.eval_games, seed=10_000_019 * (b + 1))
         against[name] = {k: round(result[k], 4) for k in ("win_rate", "draw_rate", "mean_margin")}
     return {"benchmark": "network_capacity", "games": args.games, "samples": int(len(actions)),
             "network": {"name": "plane_net", "channels": args.channels, "hidden": args.hidden,
