@@ -130,13 +130,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--hidden", type=positive, default=128)
     parser.add_argument("--card-hidden", type=int, default=32, help="the card head's width (0: none)")
     parser.add_argument("--no-card-gains", action="store_true", help="the card head without the card gains")
+    parser.add_argument("--depth", type=int, default=0, help="PlaneNet's depth (residual blocks; 0: none)")
     parser.add_argument("--eval-games", type=positive, default=200)
     parser.add_argument("--threads", type=positive, default=2, help="torch threads")
     parser.add_argument("--workers", type=positive, default=2, help="processes playing the games")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.seed < 0 or args.rounds < 0 or args.card_hidden < 0:
-        parser.error("--seed, --rounds and --card-hidden must be at least 0")
+    if min(args.seed, args.rounds, args.card_hidden, args.depth) < 0 or args.depth > 16:
+        parser.error("--seed, --rounds, --card-hidden and --depth must be at least 0 (--depth at most 16)")
     if not args.no_card_gains and not args.card_hidden:
         parser.error("the card gains need the card head: give --card-hidden above 0 or --no-card-gains")
     if not 0 < args.round_lr < 1:
@@ -146,11 +147,12 @@ def main(argv=None) -> dict:
 
     torch.set_num_threads(args.threads)
     settings = {"channels": args.channels, "hidden": args.hidden, "card_hidden": args.card_hidden,
-                "card_gains": bool(args.card_hidden) and not args.no_card_gains}
+                "card_gains": bool(args.card_hidden) and not args.no_card_gains, "depth": args.depth}
     began = time.perf_counter()
     obs, masks, actions = greedy_decisions_parallel(args.games, 1_000_000, args.workers)
     net, accuracy = clone(obs, masks, actions, args.channels, args.hidden, args.epochs, args.seed,
-                          card_hidden=settings["card_hidden"], card_gains=settings["card_gains"])
+                          card_hidden=settings["card_hidden"], card_gains=settings["card_gains"],
+                          depth=settings["depth"])
     rounds = [{"round": 0, "samples": int(len(actions)), "held_out_accuracy": accuracy,
                "seconds": round(time.perf_counter() - began)}]
     for r in range(1, args.rounds + 1):

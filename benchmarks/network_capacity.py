@@ -10,7 +10,7 @@ found.
 1. ``--games`` games of greedy against greedy (2 players, ``raw_env`` seeds ``1_000_000 + g``,
    ``--workers`` processes): every decision's observation, mask and greedy's action (about 94
    decisions a game).
-2. ``PlaneNet(--channels, --hidden, --card-hidden, --card-gains)`` trained by cross-entropy on
+2. ``PlaneNet(--channels, --hidden, --card-hidden, --card-gains, --depth)`` trained by cross-entropy on
    greedy's action, masked logits, Adam, ``--epochs`` passes (learning rate linear to 0); 10% of
    the decisions held out.
 3. The clone (argmax) against random and greedy, ``--eval-games`` games each, seats alternated
@@ -89,8 +89,8 @@ def kind_of(actions: np.ndarray) -> np.ndarray:
 
 
 def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: int, net=None,
-          lr: float = 1e-3, card_hidden: int = 0, card_gains: bool = False):
-    """A ``PlaneNet(channels, hidden, card_hidden, card_gains)`` (or ``net``, trained further)
+          lr: float = 1e-3, card_hidden: int = 0, card_gains: bool = False, depth: int = 0):
+    """A ``PlaneNet(channels, hidden, card_hidden, card_gains, depth)`` (or ``net``, trained further)
     fitted to ``actions`` by cross-entropy, Adam at ``lr`` falling linearly to 0; returns it (eval
     mode) and its held-out accuracy on 10% of the decisions."""
     import torch
@@ -101,7 +101,7 @@ def clone(obs, masks, actions, channels: int, hidden: int, epochs: int, seed: in
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     held, train = held_out_rows(len(actions), rng)
-    net = PlaneNet(channels, hidden, card_hidden, card_gains) if net is None else net.train()
+    net = PlaneNet(channels, hidden, card_hidden, card_gains, depth) if net is None else net.train()
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
 
     def batch(rows):
@@ -177,6 +177,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--hidden", type=positive, default=128)
     parser.add_argument("--card-hidden", type=int, default=0, help="the card head's width (0: none)")
     parser.add_argument("--card-gains", action="store_true", help="the card head reads the card gains")
+    parser.add_argument("--depth", type=int, default=0, help="PlaneNet's depth (residual blocks; 0: none)")
     parser.add_argument("--eval-games", type=positive, default=200)
     parser.add_argument("--threads", type=positive, default=2, help="torch threads")
     parser.add_argument("--workers", type=positive, default=2, help="processes playing the greedy games")
@@ -186,6 +187,8 @@ def main(argv=None) -> dict:
         parser.error(f"argument --seed: must be at least 0, got {args.seed}")
     if args.card_hidden < 0 or (args.card_gains and not args.card_hidden):
         parser.error("--card-hidden must be at least 0, and above 0 with --card-gains")
+    if not 0 <= args.depth <= 16:
+        parser.error(f"argument --depth: must be 0 to 16, got {args.depth}")
 
     import torch
 
@@ -196,7 +199,7 @@ def main(argv=None) -> dict:
     obs, masks, actions = greedy_decisions_parallel(args.games, 1_000_000, args.workers)
     generated = time.perf_counter()
     net, accuracy = clone(obs, masks, actions, args.channels, args.hidden, args.epochs, args.seed,
-                          card_hidden=args.card_hidden, card_gains=args.card_gains)
+                          card_hidden=args.card_hidden, card_gains=args.card_gains, depth=args.depth)
     trained = time.perf_counter()
 
     against = {}
@@ -205,7 +208,8 @@ def main(argv=None) -> dict:
         against[name] = {k: round(result[k], 4) for k in ("win_rate", "draw_rate", "mean_margin")}
     return {"benchmark": "network_capacity", "games": args.games, "samples": int(len(actions)),
             "network": {"name": "plane_net", "channels": args.channels, "hidden": args.hidden,
-                        "card_hidden": args.card_hidden, "card_gains": args.card_gains, **net.size_report()},
+                        "card_hidden": args.card_hidden, "card_gains": args.card_gains, "depth": args.depth,
+                        **net.size_report()},
             "epochs": args.epochs, "held_out_accuracy": accuracy, "clone_against": against,
             "eval_games": args.eval_games, "seconds": {"games": round(generated - began),
                                                        "training": round(trained - generated),

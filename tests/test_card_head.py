@@ -173,3 +173,29 @@ def test_a_run_with_card_gains_records_them_in_its_policy_file(tmp_path):
     assert read_policy_file(policy)[1]["network_kwargs"] == {"channels": 4, "hidden": 16, "card_hidden": 8,
                                                               "card_gains": True}
     assert PolicyAgent(policy).module.card_gains
+
+
+def test_depth_adds_its_layers_and_a_run_records_it(tmp_path):
+    from arboretum_env.agents.policy import PolicyAgent
+    from arboretum_env.agents.policy_file import read_policy_file
+    from training.selfplay import train_selfplay
+    from training.selfplay_config import ConfigKeyError, selfplay_config
+
+    plain, deep = PlaneNet(4, 16, card_hidden=8), PlaneNet(4, 16, card_hidden=8, depth=2)
+    extra = sum(p.numel() for p in deep.parameters()) - sum(p.numel() for p in plain.parameters())
+    # two blocks of two 16 x 16 layers, the cells' 4 -> 16 -> 1 for 4 -> 1, the card head's 8 x 8
+    assert extra == 2 * 2 * (16 * 16 + 16) + (4 * 16 + 16 + 16 + 1 - 5) + (8 * 8 + 8)
+    assert deep.size_report()["multiply_adds"] > plain.size_report()["multiply_adds"]
+    kept = set(plain.state_dict()) - {"cell_out.weight", "cell_out.bias", "cards.out.weight", "cards.out.bias"}
+    assert kept < set(deep.state_dict())  # the rest keeps its names
+    config = {"run_name": "deep", "runs_dir": str(tmp_path), "num_envs": 4, "rollout_steps": 16,
+              "total_steps": 64, "eval_every": 64, "eval_games": 2, "final_eval_games": 2,
+              "minibatch_size": 32, "torch_threads": 1, "channels": 4, "hidden": 16, "card_hidden": 8,
+              "depth": 2, "eval_opponents": ["random"], "final_eval_opponents": ["random"]}
+    with pytest.raises(ConfigKeyError, match="depth"):
+        selfplay_config({**config, "depth": -1})
+    train_selfplay(selfplay_config(config), progress=False)
+    policy = tmp_path / "deep" / "policy.safetensors"
+    assert read_policy_file(policy)[1]["network_kwargs"] == {"channels": 4, "hidden": 16, "card_hidden": 8,
+                                                              "depth": 2}
+    assert len(PolicyAgent(policy).module.blocks) == 2

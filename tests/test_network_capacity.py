@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from arboretum_env.actions import DISCARD, DRAW_DECK, NUM_ACTIONS, PLAY_CARD, PLAY_CELL
+from arboretum_env.agents.selfplay_net import PlaneNet
 from arboretum_env.observation import OBS_SIZE
 
 from tests.scripts import load_script
@@ -71,7 +72,15 @@ def test_tiny_run_reports_every_field():
     assert out["network"]["parameters"] > 0
 
 
-@pytest.mark.parametrize("bad", [["--games", "0"], ["--epochs", "-1"], ["--workers", "two"], ["--seed", "-3"]])
+def test_depth_reaches_the_cloned_network():
+    out = capacity.main(["--games", "1", "--epochs", "1", "--eval-games", "1", "--threads", "1",
+                         "--workers", "1", "--card-hidden", "8", "--depth", "1"])
+    plain = PlaneNet(8, 128, 8).size_report()["parameters"]
+    assert out["network"]["depth"] == 1 and out["network"]["parameters"] > plain
+
+
+@pytest.mark.parametrize("bad", [["--games", "0"], ["--epochs", "-1"], ["--workers", "two"], ["--seed", "-3"],
+                                 ["--depth", "17"]])
 def test_bad_arguments_are_one_line_errors(bad, capsys):
     with pytest.raises(SystemExit) as exit_info:
         capacity.main(bad)

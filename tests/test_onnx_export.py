@@ -84,8 +84,9 @@ def test_shipped_agent_onnx_picks_the_policys_actions(tmp_path, decisions, capsy
 
 
 @pytest.mark.parametrize("kwargs", [{"channels": 4, "hidden": 16}, {"channels": 4, "hidden": 16, "card_hidden": 8},
-                                    {"channels": 4, "hidden": 16, "card_hidden": 8, "card_gains": True}],
-                         ids=["plain", "card_head", "card_gains"])
+                                    {"channels": 4, "hidden": 16, "card_hidden": 8, "card_gains": True},
+                                    {"channels": 4, "hidden": 16, "card_hidden": 8, "depth": 2}],
+                         ids=["plain", "card_head", "card_gains", "depth"])
 def test_small_plane_net_onnx_picks_the_policys_actions(tmp_path, decisions, kwargs):
     torch.manual_seed(3)
     policy = save_policy_file(tmp_path / "small.safetensors", "plane_net", kwargs,

@@ -46,7 +46,7 @@ from arboretum_env.vector import VectorEnv
 from .batch_eval import evaluate_policy
 from .packed_rows import PackedRows
 from .selfplay_config import SelfPlayConfig
-from .selfplay_export import export_selfplay_policy
+from .selfplay_export import export_selfplay_policy, network_kwargs
 from .selfplay_io import RunFolder, write_curve_plot
 from .selfplay_league import initial_weights, league_opponents
 from .shaping import VIEW_COLUMNS, potential
@@ -96,7 +96,7 @@ class SelfPlayTrainer:
         torch.manual_seed(config.seed)
         self.generator = torch.Generator().manual_seed(config.seed)  # the policy's samples
         self.rng = np.random.default_rng(config.seed)
-        self.net = PlaneNet(config.channels, config.hidden, config.card_hidden, config.card_gains)
+        self.net = PlaneNet(**network_kwargs(config))
         start = initial_weights(config) if start is None else start
         if start is not None:
             self.net.load_state_dict(start)
@@ -323,7 +323,7 @@ class SelfPlayTrainer:
         return self.folder.finish(self, final)
 
     def add_snapshot(self) -> None:
-        snapshot = PlaneNet(self.c.channels, self.c.hidden, self.c.card_hidden, self.c.card_gains)
+        snapshot = PlaneNet(**network_kwargs(self.c))
         snapshot.load_state_dict(self.net.state_dict())
         snapshot.eval()
         self.snapshots.append(snapshot)

@@ -85,6 +85,10 @@ class SelfPlayConfig:
     add to the best path of its species in the observer's and the next seat's arboretum
     (``arboretum_env.batch.card_gains``, a fixed function of the observation); needs
     ``card_hidden > 0``."""
+    depth: int = checked(0, ge=0, le=16)
+    """Residual blocks (two layers of ``hidden`` units each) over the global summary; above 0
+    the cell logits and the card head's logits also get a hidden layer each. 0: the plain
+    network (every policy file written before this field existed)."""
 
     # --- snapshots of the learner as opponents
     snapshot_every: int = checked(100_000, ge=0, le=10**11)
@@ -102,7 +106,7 @@ class SelfPlayConfig:
     run names its exploiters (``training.selfplay_league``)."""
     init_policy: str = checked("")
     """A self-play policy file whose weights start the learner (its network must match
-    ``channels``, ``hidden``, ``card_hidden`` and ``card_gains``); empty: a fresh network. The optimizer starts
+    ``channels``, ``hidden``, ``card_hidden``, ``card_gains`` and ``depth``); empty: a fresh network. The optimizer starts
     fresh."""
 
     # --- evaluation and checkpoints

@@ -50,14 +50,16 @@ def policy_metadata(trainer) -> dict:
 
 
 def network_kwargs(config) -> dict:
-    """``PlaneNet``'s arguments from a config (an object or a checkpoint's dict); ``card_hidden``
-    and ``card_gains`` only when on, so that files without them read as before."""
+    """``PlaneNet``'s arguments from a config (an object or a checkpoint's dict); ``card_hidden``,
+    ``card_gains`` and ``depth`` only when on, so that files without them read as before."""
     get = _getter(config)
     kwargs = {"channels": int(get("channels")), "hidden": int(get("hidden"))}
     if int(get("card_hidden", 0) or 0):
         kwargs["card_hidden"] = int(get("card_hidden"))
     if get("card_gains", False):
         kwargs["card_gains"] = True
+    if int(get("depth", 0) or 0):
+        kwargs["depth"] = int(get("depth"))
     return kwargs
 
 

@@ -39,13 +39,13 @@ def league_opponents(config) -> list[PlaneNet]:
 
 def initial_weights(config):
     """The state dict ``config.init_policy`` starts the learner from (None: a fresh network);
-    its network must have this config's ``channels``, ``hidden``, ``card_hidden`` and ``card_gains``."""
+    its network must have this config's ``channels``, ``hidden``, ``card_hidden``, ``card_gains`` and ``depth``."""
     if not config.init_policy:
         return None
     net, description = load_selfplay_policy(config.init_policy, config, "init_policy")
     mine = network_kwargs(config)
     if description.get("network_kwargs") != mine:
         raise ConfigKeyError(f"init_policy: {config.init_policy} has network {description.get('network_kwargs')}, "
-                             f"this config {mine} (set channels, hidden, card_hidden and card_gains to match)")
+                             f"this config {mine} (set channels, hidden, card_hidden, card_gains and depth to match)")
     return net.state_dict()
 

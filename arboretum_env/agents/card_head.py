@@ -141,9 +141,9 @@ class CardHead(nn.Module):
     """See the module doc. Indexes into the observation are buffers (not saved: they follow
     from ``observation.SECTIONS``)."""
 
-    def __init__(self, hidden: int, card_hidden: int, gains: bool = False):
+    def __init__(self, hidden: int, card_hidden: int, gains: bool = False, deep: bool = False):
         super().__init__()
-        self.gains = gains
+        self.gains, self.deep = gains, deep
         extra = card_extra_width(gains)
         self.register_buffer("card_idx", torch.as_tensor(card_inputs().reshape(-1)), persistent=False)
         self.register_buffer("species_idx", torch.as_tensor(species_inputs().reshape(-1)), persistent=False)
@@ -154,9 +154,11 @@ class CardHead(nn.Module):
         self.species_in = nn.Linear(SPECIES_INPUTS + NUM_RANKS * extra, card_hidden, bias=False)
         self.global_in = nn.Linear(hidden, card_hidden, bias=False)
         self.card_embed = nn.Parameter(torch.zeros(NUM_CARDS, card_hidden))
-        self.out = nn.Linear(card_hidden, 3)
-        nn.init.orthogonal_(self.out.weight, gain=0.01)
-        nn.init.zeros_(self.out.bias)
+        last = nn.Linear(card_hidden, 3)
+        nn.init.orthogonal_(last.weight, gain=0.01)
+        nn.init.zeros_(last.bias)
+        # ``deep``: one more hidden layer before the logits (PlaneNet's ``depth``)
+        self.out = nn.Sequential(nn.Linear(card_hidden, card_hidden), nn.ReLU(), last) if deep else last
         self.card_hidden = card_hidden
 
     def forward(self, other: torch.Tensor, frontier: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
@@ -193,4 +195,4 @@ class CardHead(nn.Module):
         h, extra = self.card_hidden, card_extra_width(self.gains)
         return (NUM_CARDS * (CARD_INPUTS + extra) * h
                 + NUM_SPECIES * (SPECIES_INPUTS + NUM_RANKS * extra) * h + hidden * h
-                + NUM_CARDS * h * 3 + SEATS * NUM_CARDS)
+                + NUM_CARDS * h * 3 + SEATS * NUM_CARDS + (NUM_CARDS * h * h if self.deep else 0))

@@ -40,6 +40,8 @@ from .card_head import CardHead, card_extras, frontier_flags
 from .cell_pack import GAIN_PLANE, NEIGHBOUR_PLANES, CellPack, cell_inputs, pack_cells
 
 N_OTHER_LOGITS = NUM_ACTIONS - FRAME_CELLS
+DEEP_CELL = 4
+"""With ``depth``, the hidden layer before each cell's logit has ``DEEP_CELL * channels`` units."""
 SPARSE_MIN_ROWS = 32
 """Smaller batches go through the dense layout: measured on 2 threads, packing the active cells
 saves time from about 32 rows up (128 rows: 18 against 23 us per row; 2 rows: 264 against 116)."""
@@ -64,7 +66,8 @@ class PlaneNet(nn.Module):
     summary. Cells are kept cell-major (``[B, 324, features]``) so that the layers shared by all
     cells are plain matrix products over ``B * 324`` rows."""
 
-    def __init__(self, channels: int = 8, hidden: int = 128, card_hidden: int = 0, card_gains: bool = False):
+    def __init__(self, channels: int = 8, hidden: int = 128, card_hidden: int = 0, card_gains: bool = False,
+                 depth: int = 0):
         super().__init__()
         self.planes_at, n_planes = plane_block()
         self.n_planes, self.channels, self.hidden = n_planes, channels, hidden
@@ -73,17 +76,25 @@ class PlaneNet(nn.Module):
         self.other = nn.Linear(self.planes_at, hidden)
         self.join = nn.Linear(2 * channels + hidden, hidden)
         self.condition = nn.Linear(hidden, channels)
-        self.cell_out = nn.Linear(channels, 1)
+        # ``depth``: a hidden layer before the cell (and card) logits, and residual blocks over
+        # the summary (0: the network of every policy file written before it existed; created
+        # in this order so that a seed still gives it the same weights)
+        self.depth = depth
+        last = nn.Linear(DEEP_CELL * channels if depth else channels, 1)
+        self.cell_out = (nn.Sequential(nn.Linear(channels, DEEP_CELL * channels), nn.ReLU(), last)
+                         if depth else last)
         self.logits = nn.Linear(hidden, N_OTHER_LOGITS)
         self.value = nn.Linear(hidden, 1)
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden))
+                                    for _ in range(depth))
         self.card_hidden, self.card_gains = card_hidden, bool(card_gains)
         if card_gains and not card_hidden:
             raise ValueError("card_gains needs the card head (card_hidden > 0)")
         self.extra_inputs = GAIN_INPUTS if self.card_gains else 0
         """Values after the observation in an exported network's input (``batch.card_gains.with_card_gains``)."""
         self.sparse = True  # False: every cell, as when traced (the reference the tests compare)
-        self.cards = CardHead(hidden, card_hidden, self.card_gains) if card_hidden else None
-        for layer in (self.logits, self.cell_out):
+        self.cards = CardHead(hidden, card_hidden, self.card_gains, deep=depth > 0) if card_hidden else None
+        for layer in (self.logits, last):
             nn.init.orthogonal_(layer.weight, gain=0.01)
             nn.init.zeros_(layer.bias)
 
@@ -153,6 +164,10 @@ class PlaneNet(nn.Module):
             assert self.cards is None, "a CardHead reads every non-plane value"
             summary = F.linear(other, self.other.weight.index_select(1, columns), self.other.bias)
         h = torch.relu(self.join(torch.cat([pooled, torch.relu(summary)], dim=1)))
+        if self.depth:
+            for block in self.blocks:
+                h = h + block(h)
+            h = torch.relu(h)
         condition = self.condition(h)[:, None, :]
         cells_out = self.cell_out(torch.relu(cell + condition)).squeeze(2)  # [B, K] or [B, 324]
         if sparse:  # blank cells all get the blank cell's logit, active ones their own
@@ -186,8 +201,9 @@ class PlaneNet(nn.Module):
         """Parameters, and multiply-adds per decision (one observation)."""
         params = sum(p.numel() for p in self.parameters())
         c, h = self.channels, self.hidden
-        macs = (FRAME_CELLS * c * (self.n_planes + 4 * NEIGHBOUR_PLANES + 1) + self.planes_at * h
-                + (2 * c + h) * h + h * c + h * N_OTHER_LOGITS + h)
+        cell_out = DEEP_CELL * c * (c + 1) if self.depth else c
+        macs = (FRAME_CELLS * (c * (self.n_planes + 4 * NEIGHBOUR_PLANES) + cell_out) + self.planes_at * h
+                + (2 * c + h) * h + h * c + h * N_OTHER_LOGITS + h + self.depth * 2 * h * h)
         if self.cards is not None:
             macs += self.cards.multiply_adds(h)
         return {"parameters": int(params), "multiply_adds": int(macs)}
