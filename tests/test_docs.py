@@ -72,7 +72,7 @@ def test_selfplay_network_sizes_match_the_code():
     from arboretum_env.agents.selfplay_net import PlaneNet
     from training.selfplay_config import SelfPlayConfig
 
-    row = (r"^\| (default )?`(channels: \d+, hidden: \d+(?:, card_hidden: \d+)?(?:, card_gains: true)?)`[^|]* "
+    row = (r"^\| (default )?`(channels: \d+, hidden: \d+(?:, card_hidden: \d+)?(?:, card_gains: true)?(?:, depth: \d+)?)`[^|]* "
            r"\| ([\d,]+) \| ([\d,]+) \|$")
     rows = re.findall(row, (REPO / "docs" / "selfplay.md").read_text(), re.M)
     assert len(rows) >= 4
