@@ -12,7 +12,9 @@ summary (the cell features pooled by mean and max, and one linear layer over the
 gives the other 165 logits and the value. With ``card_hidden > 0`` a ``CardHead``
 (``card_head.py``) adds per-card logits for the card decisions (play, discard, take a pile's
 top card), one small network shared by all cards; ``card_hidden = 0`` (the default, and every
-policy file written before it existed) leaves it out.
+policy file written before it existed) leaves it out. ``depth > 0`` adds that many residual
+blocks over the global summary and a hidden layer before the cell logits and the card head's
+logits; ``depth = 0`` (the default) is the network as it was before.
 
 Most cells are empty, and every cell whose inputs are all zero gives the same features; so the
 layers shared by the cells run on the active cells only (``cell_pack``: the same function and
