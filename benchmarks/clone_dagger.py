@@ -20,7 +20,10 @@ limit; if not, the network's form is.
 3. Per round (round 0 is the initial clone): **on-policy agreement**, how often the clone's own
    choice equals greedy's label in the positions it reached (measured before training on
    them), and the clone against greedy over ``--eval-games`` games (``evaluate_policy``, the
-   seed of ``network_capacity.py``'s greedy evaluation).
+   seed of ``network_capacity.py``'s greedy evaluation). Each round's ``held_out_accuracy`` is
+   ``clone``'s own: 10% of all the data so far, drawn afresh each round, so from round 1 on most
+   of those rows were trained on in earlier rounds (an upper bound on the fit, not a clean
+   held-out figure); the on-policy agreement is the clean one.
 
 The last line is one JSON object with the rounds. Memory: about 1.5 GB per 1,000 initial games
 and 0.75 GB per 1,000 round games (float16 observations).
