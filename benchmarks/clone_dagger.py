@@ -44,7 +44,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.network_capacity import (  # noqa: E402
-    KINDS, clone, clone_acts, greedy_decisions_parallel, kind_of, positive, process_map)
+    KINDS, clone, clone_acts, depth_count, greedy_decisions_parallel, kind_of, parts_in_order, play_against_greedy,
+    positive)
 
 ROUND_SEED = 2_000_000
 
@@ -54,28 +55,20 @@ def labelled_games(net, games: int, seed: int, first: int = 0):
     ``seed + g``, the net in seat ``g % 2``. Returns the net's positions (float16 observations,
     masks), greedy's action in each (the labels) and the net's own actions."""
     from arboretum_env.agents import make_agent
-    from arboretum_env.env import raw_env
 
     act = clone_acts(net)
-    opponent, labeller = make_agent("greedy"), make_agent("greedy")  # deterministic, no memory
+    labeller = make_agent("greedy")  # deterministic, no memory
     obs_list, mask_list, labels, played = [], [], [], []
-    for g in range(first, first + games):
-        env = raw_env(num_players=2)
-        env.reset(seed=seed + g)
-        seat = g % 2
-        while not env.state.game_over:
-            agent = env.agent_selection
-            obs = env.observe(agent)
-            view = env.table_view(agent)
-            if env.state.current_player == seat:
-                action = int(act(obs["observation"][None], obs["action_mask"][None])[0])
-                obs_list.append(obs["observation"].astype(np.float16))
-                mask_list.append(obs["action_mask"].astype(bool))
-                labels.append(int(labeller.act(obs["observation"], obs["action_mask"], view)))
-                played.append(action)
-            else:
-                action = int(opponent.act(obs["observation"], obs["action_mask"], view))
-            env.step(action)
+
+    def decide(observation, mask, view) -> int:
+        action = int(act(observation[None], mask[None])[0])
+        obs_list.append(observation.astype(np.float16))
+        mask_list.append(mask.astype(bool))
+        labels.append(int(labeller.act(observation, mask, view)))
+        played.append(action)
+        return action
+
+    play_against_greedy(decide, games, seed, first)
     return (np.stack(obs_list), np.stack(mask_list), np.asarray(labels, np.int64),
             np.asarray(played, np.int64))
 
@@ -98,10 +91,7 @@ def labelled_games_parallel(net, settings: dict, games: int, seed: int, workers:
     if workers <= 1 or games < 2:
         return labelled_games(net, games, seed)
     state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-    jobs = [(settings, state, len(c), seed, int(c[0]))
-            for c in np.array_split(np.arange(games), workers) if len(c)]
-    done = process_map(_part, jobs, workers)
-    return tuple(np.concatenate([d[i] for d in done]) for i in range(4))
+    return parts_in_order(_part, (settings, state), games, seed, workers)
 
 
 def agreement(labels: np.ndarray, played: np.ndarray) -> dict:
@@ -133,14 +123,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--hidden", type=positive, default=128)
     parser.add_argument("--card-hidden", type=int, default=32, help="the card head's width (0: none)")
     parser.add_argument("--no-card-gains", action="store_true", help="the card head without the card gains")
-    parser.add_argument("--depth", type=int, default=0, help="PlaneNet's depth (residual blocks; 0: none)")
+    parser.add_argument("--depth", type=depth_count, default=0, help="PlaneNet's depth (residual blocks; 0: none)")
     parser.add_argument("--eval-games", type=positive, default=200)
     parser.add_argument("--threads", type=positive, default=2, help="torch threads")
     parser.add_argument("--workers", type=positive, default=2, help="processes playing the games")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    if min(args.seed, args.rounds, args.card_hidden, args.depth) < 0 or args.depth > 16:
-        parser.error("--seed, --rounds, --card-hidden and --depth must be at least 0 (--depth at most 16)")
+    if min(args.seed, args.rounds, args.card_hidden) < 0:
+        parser.error("--seed, --rounds and --card-hidden must be at least 0")
     if not args.no_card_gains and not args.card_hidden:
         parser.error("the card gains need the card head: give --card-hidden above 0 or --no-card-gains")
     if not 0 < args.round_lr < 1:

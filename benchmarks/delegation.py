@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.network_capacity import KINDS, kind_of, positive  # noqa: E402
+from benchmarks.network_capacity import KINDS, kind_of, play_against_greedy, positive  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,31 +40,15 @@ def play(policy, kind: str, games: int, seed: int) -> dict:
     """``games`` games of ``policy`` (a ``PolicyAgent``) against greedy; greedy chooses the
     decisions of kind ``kind`` in the policy's seat (``none``: never)."""
     from arboretum_env.agents import make_agent
-    from arboretum_env.env import raw_env
 
-    wins = draws = 0
-    margins = []
-    opponent, advisor = make_agent("greedy"), make_agent("greedy")  # deterministic, no memory
-    for g in range(games):
-        env = raw_env(num_players=2)
-        env.reset(seed=seed + g)
-        seat = g % 2
-        while not env.state.game_over:
-            agent = env.agent_selection
-            obs = env.observe(agent)
-            view = env.table_view(agent)
-            if env.state.current_player == seat:
-                action = int(policy.act(obs["observation"], obs["action_mask"], view))
-                if kind_name(action) == kind:
-                    action = int(advisor.act(obs["observation"], obs["action_mask"], view))
-            else:
-                action = int(opponent.act(obs["observation"], obs["action_mask"], view))
-            env.step(action)
-        scores = env.infos[env.possible_agents[seat]]["scores"]
-        margin = scores[seat] - scores[1 - seat]
-        margins.append(margin)
-        wins += margin > 0
-        draws += margin == 0
+    advisor = make_agent("greedy")  # deterministic, no memory
+
+    def decide(observation, mask, view) -> int:
+        action = int(policy.act(observation, mask, view))
+        return int(advisor.act(observation, mask, view)) if kind_name(action) == kind else action
+
+    margins = play_against_greedy(decide, games, seed)
+    wins, draws = sum(m > 0 for m in margins), sum(m == 0 for m in margins)
     return {"games": games, "wins": wins, "draws": draws, "win_rate": round(wins / games, 4),
             "mean_margin": round(float(np.mean(margins)), 3)}
 

@@ -65,13 +65,44 @@ def process_map(function, jobs: list, workers: int) -> list:
         return list(pool.map(function, jobs))
 
 
+def parts_in_order(function, head: tuple, games: int, seed: int, workers: int) -> tuple:
+    """Games ``0 .. games - 1`` split into up to ``workers`` ranges, each played by
+    ``function((*head, count, seed, first))`` in a spawned process (``process_map``); the
+    arrays it returns, concatenated in game order."""
+    jobs = [(*head, len(c), seed, int(c[0])) for c in np.array_split(np.arange(games), workers) if len(c)]
+    done = process_map(function, jobs, workers)
+    return tuple(np.concatenate([d[i] for d in done]) for i in range(len(done[0])))
+
+
 def greedy_decisions_parallel(games: int, seed: int, workers: int):
     """``greedy_decisions(games, seed)`` played by ``workers`` processes."""
     if workers <= 1 or games < 2:
         return greedy_decisions(games, seed)
-    parts = [(len(c), seed, int(c[0])) for c in np.array_split(np.arange(games), workers) if len(c)]
-    done = process_map(_part, parts, workers)
-    return tuple(np.concatenate([d[i] for d in done]) for i in range(3))
+    return parts_in_order(_part, (), games, seed, workers)
+
+
+def play_against_greedy(decide, games: int, seed: int, first: int = 0) -> list[float]:
+    """Games ``first .. first + games - 1`` (2 players, ``raw_env`` seed ``seed + g``): seat
+    ``g % 2`` plays ``decide(observation, mask, table_view) -> action id``, greedy the other
+    seat. Returns each game's margin (that seat's score minus greedy's)."""
+    from arboretum_env.agents import make_agent
+    from arboretum_env.env import raw_env
+
+    greedy = make_agent("greedy")  # deterministic, no memory: one for every game
+    margins = []
+    for g in range(first, first + games):
+        env = raw_env(num_players=2)
+        env.reset(seed=seed + g)
+        seat = g % 2
+        while not env.state.game_over:
+            agent = env.agent_selection
+            obs = env.observe(agent)
+            view = env.table_view(agent)
+            player = decide if env.state.current_player == seat else greedy.act
+            env.step(int(player(obs["observation"], obs["action_mask"], view)))
+        scores = env.infos[env.possible_agents[seat]]["scores"]
+        margins.append(scores[seat] - scores[1 - seat])
+    return margins
 
 
 def held_out_rows(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -158,6 +189,19 @@ def held_out_accuracy(net, obs, masks, actions, rows, chunk: int = 2048) -> dict
     return accuracy
 
 
+def depth_count(text: str) -> int:
+    """An argparse type: ``PlaneNet``'s ``depth``, 0 to ``MAX_DEPTH``."""
+    from training.selfplay_config import MAX_DEPTH
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value <= MAX_DEPTH:
+        raise argparse.ArgumentTypeError(f"must be 0 to {MAX_DEPTH}, got {value}")
+    return value
+
+
 def positive(text: str) -> int:
     """An argparse type: an int of at least 1 (else argparse's one-line usage error)."""
     try:
@@ -177,7 +221,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--hidden", type=positive, default=128)
     parser.add_argument("--card-hidden", type=int, default=0, help="the card head's width (0: none)")
     parser.add_argument("--card-gains", action="store_true", help="the card head reads the card gains")
-    parser.add_argument("--depth", type=int, default=0, help="PlaneNet's depth (residual blocks; 0: none)")
+    parser.add_argument("--depth", type=depth_count, default=0, help="PlaneNet's depth (residual blocks; 0: none)")
     parser.add_argument("--eval-games", type=positive, default=200)
     parser.add_argument("--threads", type=positive, default=2, help="torch threads")
     parser.add_argument("--workers", type=positive, default=2, help="processes playing the greedy games")
@@ -187,8 +231,6 @@ def main(argv=None) -> dict:
         parser.error(f"argument --seed: must be at least 0, got {args.seed}")
     if args.card_hidden < 0 or (args.card_gains and not args.card_hidden):
         parser.error("--card-hidden must be at least 0, and above 0 with --card-gains")
-    if not 0 <= args.depth <= 16:
-        parser.error(f"argument --depth: must be 0 to 16, got {args.depth}")
 
     import torch
 

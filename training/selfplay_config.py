@@ -10,6 +10,9 @@ from arboretum_env.errors import UserError
 
 from .config_check import FOLDER_NAME, checked, config_from_mapping
 
+MAX_DEPTH = 16
+"""The largest ``depth`` (``PlaneNet``'s residual blocks) a config or a benchmark accepts."""
+
 EVAL_BASELINES = ("random", "greedy", "greedy_plus", "tempo")
 
 
@@ -85,7 +88,7 @@ class SelfPlayConfig:
     add to the best path of its species in the observer's and the next seat's arboretum
     (``arboretum_env.batch.card_gains``, a fixed function of the observation); needs
     ``card_hidden > 0``."""
-    depth: int = checked(0, ge=0, le=16)
+    depth: int = checked(0, ge=0, le=MAX_DEPTH)
     """Residual blocks (two layers of ``hidden`` units each) over the global summary; above 0
     the cell logits and the card head's logits also get a hidden layer each. 0: the plain
     network (every policy file written before this field existed)."""
