@@ -73,13 +73,13 @@ class PackedRows:
                         torch.from_numpy(crowded), torch.from_numpy(self.cells[first:last][crowded]),
                         torch.from_numpy(self.background[first:last]))
 
-    def forward(self, net: PlaneNet, first: int, last: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``net``'s ``(logits, value)`` of rows ``first .. last - 1``."""
+    def forward(self, net: PlaneNet, first: int, last: int, with_summary: bool = False) -> tuple[torch.Tensor, ...]:
+        """``net``'s ``(logits, value)`` of rows ``first .. last - 1`` (``with_summary``: and ``h``)."""
         # a head without gains reads the flags only (the gains come after them)
         width = card_extra_width(net.card_gains)
         frontier = torch.from_numpy(self.frontier[first:last, :, :width]) if self.card_frontier else None
         return net.forward_parts(torch.from_numpy(self.other[first:last]), None, self.pack(first, last),
-                                 frontier=frontier)
+                                 frontier=frontier, with_summary=with_summary)
 
     def minibatches(self, size: int) -> Minibatches:
         """Rows ``0 .. size - 1`` (a rollout) ready for many minibatches: packed once, and their
@@ -100,8 +100,8 @@ class Minibatches(NamedTuple):
     pack: CellPack
     columns: torch.Tensor | None
 
-    def forward(self, net: PlaneNet, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``net``'s ``(logits, value)`` of ``rows`` (a minibatch)."""
+    def forward(self, net: PlaneNet, rows: torch.Tensor, with_summary: bool = False) -> tuple[torch.Tensor, ...]:
+        """``net``'s ``(logits, value)`` of ``rows`` (a minibatch; ``with_summary``: and ``h``)."""
         frontier = None if self.frontier is None else self.frontier.index_select(0, rows)
         return net.forward_parts(self.other.index_select(0, rows), None, self.pack.rows(rows), self.columns,
-                                 frontier=frontier)
+                                 frontier=frontier, with_summary=with_summary)

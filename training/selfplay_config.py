@@ -93,6 +93,12 @@ class SelfPlayConfig:
     the cell logits and the card head's logits also get a hidden layer each. 0: the plain
     network (every policy file written before this field existed)."""
 
+    hand_critic: int = checked(0, ge=0, le=4096)
+    """Units of an asymmetric critic (``training.hand_critic``): the learner's value, used only in
+    training, also reads every other seat's hand from the trainer's tables (a baseline that
+    leaves the policy gradient unbiased); the policy never reads them, and the policy file does
+    not hold the critic. 0: the value reads the observation only."""
+
     # --- snapshots of the learner as opponents
     snapshot_every: int = checked(100_000, ge=0, le=10**11)
     """Learner steps between frozen copies joining the pool (0: never)."""

@@ -100,9 +100,11 @@ class PlaneNet(nn.Module):
             nn.init.orthogonal_(layer.weight, gain=0.01)
             nn.init.zeros_(layer.bias)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, obs: torch.Tensor, with_summary: bool = False) -> tuple[torch.Tensor, ...]:
         """``(logits [B, 489], value [B])`` of observations ``[B, OBS_SIZE]`` (with ``card_gains``
-        also ``[B, OBS_SIZE + 160]``: the observations followed by their card gains)."""
+        also ``[B, OBS_SIZE + 160]``: the observations followed by their card gains);
+        ``with_summary``: also the global summary ``h`` ``[B, hidden]`` (what a trainer's critic
+        reads, ``training.hand_critic``)."""
         extras = None
         if self.card_gains:
             if obs.shape[1] == OBS_SIZE + GAIN_INPUTS:  # the gains given (an exported network's input)
@@ -111,7 +113,7 @@ class PlaneNet(nn.Module):
                 extras = torch.cat([card_extras(obs, self.planes_at, False), gains], dim=2)
             else:
                 extras = self.card_extras(obs)
-        return self.forward_parts(*self.split(obs), frontier=extras)
+        return self.forward_parts(*self.split(obs), frontier=extras, with_summary=with_summary)
 
     def card_extras(self, obs: torch.Tensor) -> torch.Tensor:
         """The card head's per-card extras of observations (``card_head.card_extras``)."""
@@ -127,14 +129,15 @@ class PlaneNet(nn.Module):
 
     def forward_parts(self, other: torch.Tensor, cells: torch.Tensor | None,
                       packed: CellPack | None = None, columns: torch.Tensor | None = None,
-                      frontier: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                      frontier: torch.Tensor | None = None, with_summary: bool = False) -> tuple[torch.Tensor, ...]:
         """``forward`` on the split observation. ``packed``: ``pack_cells(cells)``, when the
         caller has it (a trainer packs its rollout once for all its minibatches); ``cells`` may
         then be None unless the network has a ``CardHead``. ``columns``: ``other`` holds only
         these of the non-plane values, the others being zero in every row (in a 2-player game
         about 40% of them always are: the third and fourth seats' sections); not with a
         ``CardHead``, which reads them by place. ``frontier``: ``card_head.frontier_flags(cells)``,
-        when the caller has it (then ``cells`` may be None with a ``CardHead`` too)."""
+        when the caller has it (then ``cells`` may be None with a ``CardHead`` too).
+        ``with_summary``: also return the global summary ``h``, as ``forward``."""
         batch = other.shape[0]
         # the dense layout for tracing (TorchScript, ONNX); else the active cells only (cell_pack)
         # (and for small batches, where packing costs more than it saves: SB3 steps one at a time)
@@ -191,7 +194,8 @@ class PlaneNet(nn.Module):
                 else:
                     frontier = frontier_flags(cells)
             logits = self.cards.add_to(logits, other, frontier, h)
-        return logits, self.value(h).squeeze(1)
+        value = self.value(h).squeeze(1)
+        return (logits, value, h) if with_summary else (logits, value)
 
     def cell_features(self, inputs: torch.Tensor) -> torch.Tensor:
         """``[..., C]`` features of cells' 27 inputs ``[..., 27]``: one linear layer shared by all
