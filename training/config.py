@@ -73,9 +73,11 @@ class TrainConfig:
     """Gradient clipping."""
 
     # --- network
-    network: str = checked("cnn", choices=("cnn", "mlp"))
-    """``cnn`` (convolutions over the arboretum planes, per-cell play logits, MLP over the rest)
-    or ``mlp`` (one MLP over the whole observation)."""
+    network: str = checked("cnn", choices=("cnn", "mlp", "plane_net"))
+    """``cnn`` (convolutions over the arboretum planes, per-cell play logits, MLP over the rest),
+    ``mlp`` (one MLP over the whole observation) or ``plane_net`` (the self-play trainer's
+    network, ``agents.selfplay_net.PlaneNet`` with ``channels`` and ``hidden``, as
+    ``training.sb3_plane.PlanePolicy``; it reads the observation alone: ``hints: false``)."""
     channels: int = checked(32, ge=1, le=4096)
     """Convolution channels (``cnn``)."""
     hidden: int = checked(256, ge=1, le=65_536)
@@ -114,6 +116,8 @@ class TrainConfig:
 
 RELATIONS = (
     (lambda c: c.n_steps * c.n_envs >= 2, "n_steps * n_envs must be at least 2 (one PPO rollout)"),
+    (lambda c: c.network != "plane_net" or not c.hints,
+     "network plane_net reads the observation alone: set hints: false"),
 )
 """Rules over several fields, checked after each field's own range."""
 

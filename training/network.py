@@ -4,7 +4,8 @@ a checkpoint's weights map one to one onto the network a policy file names.
 
 ``sb3_network_state(policy)`` gives ``(name, kwargs, state_dict)`` of the plain network for any
 policy this project trains (``"cnn"``: ``ArboretumPolicy``; ``"mlp"``: SB3's ``MlpPolicy`` with
-``net_arch=[hidden, hidden]``), which ``training.export`` writes as a policy file.
+``net_arch=[hidden, hidden]``; ``"plane_net"``: ``training.sb3_plane.PlanePolicy``), which
+``training.export`` writes as a policy file.
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ def policy_spec(config) -> tuple[object, dict]:
     ``hidden``, ``hints``): used to build a model and, from our own code, to load a checkpoint."""
     if config.network == "cnn":
         return ArboretumPolicy, {"channels": config.channels, "hidden": config.hidden, "hints": bool(config.hints)}
+    if config.network == "plane_net":
+        from .sb3_plane import PlanePolicy
+
+        return PlanePolicy, {"channels": config.channels, "hidden": config.hidden}
     return MaskableActorCriticPolicy, {"net_arch": [config.hidden, config.hidden]}
 
 
@@ -102,6 +107,14 @@ def sb3_network_state(policy, hints: bool) -> tuple[str, dict, dict]:
         out = {k[len("features_extractor."):]: v for k, v in state.items() if k.startswith("features_extractor.")}
         out.update({k: v for k, v in state.items() if k.startswith(("action_net.", "value_net."))})
         return "cnn", kwargs, out
+    from .sb3_plane import PlanePolicy
+
+    if isinstance(policy, PlanePolicy):  # the whole network is the extractor's PlaneNet
+        if hints:
+            raise ValueError("a plane_net policy reads the observation alone (hints=False)")
+        prefix = "features_extractor.net."
+        return ("plane_net", {"channels": policy._channels, "hidden": policy._hidden},
+                {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)})
     arch = policy.net_arch
     pi, vf = (arch.get("pi"), arch.get("vf")) if isinstance(arch, dict) else (arch, arch)
     if list(pi) != list(vf) or len(pi) != 2 or pi[0] != pi[1] or policy.activation_fn is not torch.nn.Tanh:

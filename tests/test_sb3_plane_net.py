@@ -1,0 +1,42 @@
+"""The SB3 path trains the self-play trainer's network (``network: plane_net``): its policy file
+names ``plane_net`` and plays what the SB3 policy plays; hints are refused with it in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from training.config import ConfigKeyError, config_from_dict
+
+
+def test_plane_net_with_hints_is_refused_in_one_line():
+    with pytest.raises(ConfigKeyError, match="plane_net reads the observation alone"):
+        config_from_dict({"network": "plane_net", "hints": True})
+    assert config_from_dict({"network": "plane_net", "hints": False}).network == "plane_net"
+
+
+def test_a_plane_net_run_writes_a_plane_net_policy_file_that_plays_the_same(tmp_path):
+    from arboretum_env.agents.policy import PolicyAgent
+    from arboretum_env.agents.selfplay_net import PlaneNet
+    from arboretum_env.vector import VectorEnv
+    from training import train as TR
+    from training.export import load_checkpoint
+
+    config = config_from_dict({
+        "run_name": "plane", "runs_dir": str(tmp_path), "total_timesteps": 96, "n_envs": 1, "n_steps": 48,
+        "batch_size": 24, "n_epochs": 1, "network": "plane_net", "channels": 4, "hidden": 16,
+        "eval_every": 48, "eval_games": 1, "final_eval_games": 1, "snapshot_every": 0, "bc_games": 0,
+        "hints": False, "opponents": ["random"], "torch_threads": 1})
+    TR.train(config, show_progress=False)
+    model = load_checkpoint(tmp_path / "plane")[0]  # the last checkpoint: the policy file's weights
+    agent = PolicyAgent(tmp_path / "plane" / "policy.safetensors")
+    assert isinstance(agent.module, PlaneNet) and agent.metadata["hints"] is None
+    obs = VectorEnv(3, num_players=2).reset(seed=5)[0]
+    with torch.no_grad():
+        sb3_logits = model.policy.get_distribution(torch.from_numpy(obs)).distribution.logits
+        expected = torch.log_softmax(model.policy.features_extractor.net(torch.from_numpy(obs))[0], dim=1)
+    torch.testing.assert_close(sb3_logits, expected)  # the SB3 policy's actions are the net's logits
+    for i in range(3):
+        mine = torch.log_softmax(torch.from_numpy(agent.logits(obs[i])), dim=0)
+        torch.testing.assert_close(mine, expected[i], atol=1e-4, rtol=1e-4)
