@@ -89,6 +89,16 @@ def test_a_run_with_the_critic_trains_it_keeps_it_and_the_policy_never_reads_it(
     state = read_policy_file(folder / "policy.safetensors")[0]
     assert set(state) == set(tensors["net"])  # the policy file holds the network only
 
+    # resumed with another network or critic: one line, before anything is loaded or written
+    from training.selfplay_io import RunFolderError
+    before = {p: p.stat().st_mtime_ns for p in folder.rglob("*")}
+    for change, message in (({"hand_critic": 0}, "hand_critic: 8, the config 0"),
+                            ({"card_hidden": 16}, "card_hidden: 8, the config 16"),
+                            ({"channels": 8}, "channels: 4, the config 8")):
+        with pytest.raises(RunFolderError, match=message):
+            train_selfplay(selfplay_config(dict(base, total_steps=400, **change)), resume=True, progress=False)
+    assert {p: p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
     # resumed: the critic comes back as saved
     config = selfplay_config(dict(base, total_steps=400))
     trainer = SelfPlayTrainer(config, RunFolder(folder, config, resume=True))

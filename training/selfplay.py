@@ -400,7 +400,9 @@ def train_selfplay(config: SelfPlayConfig, resume: bool = False, progress: bool 
     with folder.lock():
         trainer = SelfPlayTrainer(config, folder, start, league)
         if resume:
-            restore(trainer, *folder.load_newest_checkpoint())
+            tensors, meta = folder.load_newest_checkpoint()
+            folder.check_resumable(meta)  # one line, not a failed load, if the network differs
+            restore(trainer, tensors, meta)
         return trainer.train(progress)
 
 

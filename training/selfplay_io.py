@@ -29,7 +29,7 @@ import yaml
 from arboretum_env.fileio import atomic_write_bytes, atomic_write_text
 
 from .run_folder import RunFolderError, RunLock, claim
-from .selfplay_export import checkpoint_files
+from .selfplay_export import checkpoint_files, network_kwargs
 from .tournament import rate
 
 __all__ = ["RunFolder", "RunFolderError", "write_curve_plot"]
@@ -86,6 +86,23 @@ class RunFolder:
             except Exception as exc:  # damaged or half-written: say so, try the one before
                 print(f"skipping damaged checkpoint {path.name}: {type(exc).__name__}", file=sys.stderr)
         raise RunFolderError(f"{self.path}: no intact checkpoint to resume from")
+
+    def check_resumable(self, meta: dict) -> None:
+        """One ``RunFolderError`` line when the config would build another trainer than the
+        checkpoint's (its network, its critic or its table size), before anything is loaded."""
+        saved = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        mine = asdict(self.config)
+        shape = lambda c: {**network_kwargs(c), "hand_critic": int(c.get("hand_critic", 0) or 0),  # noqa: E731
+                           "num_players": c.get("num_players")}
+        try:
+            theirs, ours = shape(saved), shape(mine)
+        except (TypeError, ValueError):
+            raise RunFolderError(f"{self.path}: its newest checkpoint does not say which network it trained") from None
+        for key in sorted(set(theirs) | set(ours)):
+            if theirs.get(key) != ours.get(key):
+                raise RunFolderError(
+                    f"{self.path}: its checkpoints have {key}: {theirs.get(key, 0)}, the config {ours.get(key, 0)}; "
+                    f"resume with the run's own config.yaml")
 
     # ------------------------------------------------------------------ curves
     def _read_jsonl(self, name: str) -> list[dict]:
