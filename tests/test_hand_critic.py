@@ -86,8 +86,9 @@ def test_a_run_with_the_critic_trains_it_keeps_it_and_the_policy_never_reads_it(
     tensors = torch.load(newest, weights_only=True)
     assert tensors["critic"]["out.weight"].abs().sum() > 0  # trained away from its zero start
     assert not any("critic" in key or key.startswith("layer") for key in tensors["net"])
-    state = read_policy_file(folder / "policy.safetensors")[0]
+    state, description = read_policy_file(folder / "policy.safetensors")[:2]
     assert set(state) == set(tensors["net"])  # the policy file holds the network only
+    assert description["hand_critic"] == 8  # and says what its training read
 
     # resumed with another network or critic: one line, before anything is loaded or written
     from training.selfplay_io import RunFolderError

@@ -20,6 +20,8 @@ policy, a frozen snapshot of it or a fixed self-play policy (``league``); the he
    decision) - phi(this one)`` (phi is 0 once the game is over), which sums to the same return
    over a game.
 4. PPO update (clipped objective, value loss, entropy bonus; logits of illegal ids at -1e9).
+   With ``hand_critic``, the value (training only) also reads the other seats' hands
+   (``training.hand_critic``); the policy reads its observation alone.
 5. Every ``eval_every`` steps: checkpoint, then evaluation against the baselines, curves
    (``curve.jsonl``, TensorBoard, ``learning_curve.png``), OpenSkill ratings across checkpoints.
 

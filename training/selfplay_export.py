@@ -41,11 +41,21 @@ def trained_from(config) -> str:
     return text
 
 
+def training_signal(config) -> dict:
+    """What a policy's training read beyond its own observation, for its file's description:
+    ``reward_mode``, ``reward_shaping`` and, when on, ``hand_critic`` (its value, in training
+    only, read the other seats' hands; the policy never does)."""
+    get = _getter(config)
+    out = {"reward_mode": get("reward_mode"), "reward_shaping": get("reward_shaping", "none") or "none"}
+    if int(get("hand_critic", 0) or 0):
+        out["hand_critic"] = int(get("hand_critic"))
+    return out
+
+
 def policy_metadata(trainer) -> dict:
     c = trainer.c
     return {"hints": False, "trainer": "selfplay", "num_players": c.num_players,
-            "timesteps": trainer.steps, "trained_from": trained_from(c),
-            "reward_mode": c.reward_mode, "reward_shaping": c.reward_shaping,
+            "timesteps": trainer.steps, "trained_from": trained_from(c), **training_signal(c),
             "size": trainer.net.size_report()}
 
 
@@ -117,8 +127,7 @@ def export_selfplay_checkpoint(pt: Path, target: Path) -> Path:
         raise CheckpointError(f"{pt}: not a readable self-play checkpoint ({type(exc).__name__})") from None
     metadata = {"hints": False, "trainer": "selfplay", "num_players": config.get("num_players"),
                 "timesteps": int(meta["steps"]), "trained_from": trained_from(config),
-                "reward_mode": config.get("reward_mode"),
-                "reward_shaping": config.get("reward_shaping", "none"), "checkpoint": str(pt)}
+                **training_signal(config), "checkpoint": str(pt)}
     return save_policy_file(target, "plane_net", kwargs, state, metadata)
 
 

@@ -90,12 +90,13 @@ class RunFolder:
     def check_resumable(self, meta: dict) -> None:
         """One ``RunFolderError`` line when the config would build another trainer than the
         checkpoint's (its network, its critic or its table size), before anything is loaded."""
+        def shape(config: dict) -> dict:
+            return {**network_kwargs(config), "hand_critic": int(config.get("hand_critic", 0) or 0),
+                    "num_players": config.get("num_players")}
+
         saved = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-        mine = asdict(self.config)
-        shape = lambda c: {**network_kwargs(c), "hand_critic": int(c.get("hand_critic", 0) or 0),  # noqa: E731
-                           "num_players": c.get("num_players")}
         try:
-            theirs, ours = shape(saved), shape(mine)
+            theirs, ours = shape(saved), shape(asdict(self.config))
         except (TypeError, ValueError):
             raise RunFolderError(f"{self.path}: its newest checkpoint does not say which network it trained") from None
         for key in sorted(set(theirs) | set(ours)):
