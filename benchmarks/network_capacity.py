@@ -189,14 +189,18 @@ def held_out_accuracy(net, obs, masks, actions, rows, chunk: int = 2048) -> dict
     return accuracy
 
 
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
 def depth_count(text: str) -> int:
     """An argparse type: ``PlaneNet``'s ``depth``, 0 to ``MAX_DEPTH``."""
     from training.selfplay_config import MAX_DEPTH
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = _whole_number(text)
     if not 0 <= value <= MAX_DEPTH:
         raise argparse.ArgumentTypeError(f"must be 0 to {MAX_DEPTH}, got {value}")
     return value
@@ -204,10 +208,7 @@ def depth_count(text: str) -> int:
 
 def positive(text: str) -> int:
     """An argparse type: an int of at least 1 (else argparse's one-line usage error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value

@@ -17,6 +17,8 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from arboretum_env.agents.networks import CnnFeatures, SplitHead, ValueHead, input_size, plane_layout  # noqa: F401
 
+from .sb3_plane import PlanePolicy
+
 
 class ArboretumExtractor(BaseFeaturesExtractor):
     """SB3's features extractor around :class:`CnnFeatures` (under ``.features``)."""
@@ -82,8 +84,6 @@ def policy_spec(config) -> tuple[object, dict]:
     if config.network == "cnn":
         return ArboretumPolicy, {"channels": config.channels, "hidden": config.hidden, "hints": bool(config.hints)}
     if config.network == "plane_net":
-        from .sb3_plane import PlanePolicy
-
         return PlanePolicy, {"channels": config.channels, "hidden": config.hidden}
     return MaskableActorCriticPolicy, {"net_arch": [config.hidden, config.hidden]}
 
@@ -107,8 +107,6 @@ def sb3_network_state(policy, hints: bool) -> tuple[str, dict, dict]:
         out = {k[len("features_extractor."):]: v for k, v in state.items() if k.startswith("features_extractor.")}
         out.update({k: v for k, v in state.items() if k.startswith(("action_net.", "value_net."))})
         return "cnn", kwargs, out
-    from .sb3_plane import PlanePolicy
-
     if isinstance(policy, PlanePolicy):  # the whole network is the extractor's PlaneNet
         if hints:
             raise ValueError("a plane_net policy reads the observation alone (hints=False)")

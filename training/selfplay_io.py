@@ -89,7 +89,8 @@ class RunFolder:
 
     def check_resumable(self, meta: dict) -> None:
         """One ``RunFolderError`` line when the config would build another trainer than the
-        checkpoint's (its network, its critic or its table size), before anything is loaded."""
+        checkpoint's (its network, its critic or its table size), before the trainer takes any of
+        the checkpoint's weights (a mismatch would otherwise fail inside ``load_state_dict``)."""
         def shape(config: dict) -> dict:
             return {**network_kwargs(config), "hand_critic": int(config.get("hand_critic", 0) or 0),
                     "num_players": config.get("num_players")}
