@@ -68,7 +68,7 @@ def test_hand_critic_is_checked_by_name():
 
 
 @needs_numba
-def test_a_run_with_the_critic_trains_it_keeps_it_and_the_policy_never_reads_it(tmp_path):
+def test_a_run_with_the_critic_trains_it_keeps_it_and_the_policy_never_reads_it(tmp_path, monkeypatch):
     from arboretum_env.agents.policy import PolicyAgent
     from arboretum_env.agents.policy_file import read_policy_file
     from training.selfplay import SelfPlayTrainer, train_selfplay
@@ -91,20 +91,26 @@ def test_a_run_with_the_critic_trains_it_keeps_it_and_the_policy_never_reads_it(
     assert description["hand_critic"] == 8  # and says what its training read
 
     # resumed with another network or critic: one line, before anything is loaded or written
+    # (and before the trainer's set-up: no vector env or buffers built for nothing)
+    from training import selfplay
     from training.selfplay_io import RunFolderError
     before = {p: p.stat().st_mtime_ns for p in folder.rglob("*")}
+    built = []
+    monkeypatch.setattr(selfplay, "SelfPlayTrainer", lambda *args: built.append(args))
     for change, message in (({"hand_critic": 0}, "hand_critic: 8, the config 0"),
                             ({"card_hidden": 16}, "card_hidden: 8, the config 16"),
                             ({"channels": 8}, "channels: 4, the config 8")):
         with pytest.raises(RunFolderError, match=message):
             train_selfplay(selfplay_config(dict(base, total_steps=400, **change)), resume=True, progress=False)
+    assert built == []
+    monkeypatch.undo()
     assert {p: p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
     # resumed: the critic comes back as saved
     config = selfplay_config(dict(base, total_steps=400))
     trainer = SelfPlayTrainer(config, RunFolder(folder, config, resume=True))
-    from training.selfplay import restore
-    restore(trainer, *trainer.folder.load_newest_checkpoint())
+    from training.selfplay_io import restore_trainer
+    restore_trainer(trainer, *trainer.folder.load_newest_checkpoint())
     for key, value in tensors["critic"].items():
         assert torch.equal(trainer.critic.state_dict()[key], value)
 

@@ -32,9 +32,7 @@ Outputs in ``<runs_dir>/<run_name>/``: ``config.yaml``, ``checkpoints/step_N.pt`
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +48,7 @@ from .hand_critic import HAND_INPUTS, HandCritic, other_hands
 from .packed_rows import PackedRows
 from .selfplay_config import SelfPlayConfig
 from .selfplay_export import export_selfplay_policy, network_kwargs
-from .selfplay_io import RunFolder, write_curve_plot
+from .selfplay_io import RunFolder, restore_trainer, trainer_state, write_curve_plot
 from .selfplay_league import initial_weights, league_opponents
 from .shaping import VIEW_COLUMNS, potential
 
@@ -359,38 +357,9 @@ class SelfPlayTrainer:
             self.snapshot_steps.pop(0)
 
     def checkpoint_and_evaluate(self) -> None:
-        self.folder.save_checkpoint(self.steps, *state_of(self))
+        self.folder.save_checkpoint(self.steps, *trainer_state(self))
         evaluation = self.evaluate(self.c.eval_games, self.c.eval_opponents)
         self.folder.record_evaluation(self, evaluation)
-
-
-def state_of(trainer: SelfPlayTrainer) -> tuple[dict, dict]:
-    """What a checkpoint holds: tensors (read back with ``weights_only=True``) and JSON."""
-    tensors = {"net": trainer.net.state_dict(), "optimizer": trainer.optimizer.state_dict(),
-               "snapshots": [s.state_dict() for s in trainer.snapshots],
-               "generator": trainer.generator.get_state()}
-    if trainer.critic is not None:
-        tensors["critic"] = trainer.critic.state_dict()
-    meta = {"steps": trainer.steps, "wall_s": trainer.wall, "next_eval": trainer.next_eval,
-            "next_snapshot": trainer.next_snapshot, "snapshot_steps": trainer.snapshot_steps,
-            "rng": trainer.rng.bit_generator.state, "config": asdict(trainer.c)}
-    return tensors, meta
-
-
-def restore(trainer: SelfPlayTrainer, tensors: dict, meta: dict) -> None:
-    trainer.net.load_state_dict(tensors["net"])
-    if trainer.critic is not None:
-        trainer.critic.load_state_dict(tensors["critic"])
-    trainer.optimizer.load_state_dict(tensors["optimizer"])
-    trainer.generator.set_state(tensors["generator"])
-    trainer.snapshots, trainer.snapshot_steps = [], []
-    for sd in tensors["snapshots"]:
-        trainer.add_snapshot()
-        trainer.snapshots[-1].load_state_dict(sd)
-    trainer.snapshot_steps = list(meta["snapshot_steps"])
-    trainer.steps, trainer.wall = int(meta["steps"]), float(meta["wall_s"])
-    trainer.next_eval, trainer.next_snapshot = meta["next_eval"], meta["next_snapshot"]
-    trainer.rng.bit_generator.state = meta["rng"]
 
 
 def train_selfplay(config: SelfPlayConfig, resume: bool = False, progress: bool = True,
@@ -400,11 +369,12 @@ def train_selfplay(config: SelfPlayConfig, resume: bool = False, progress: bool 
     start, league = initial_weights(config), league_opponents(config)  # bad files: before the folder
     folder = RunFolder(Path(config.runs_dir) / config.run_name, config, resume=resume, overwrite=overwrite)
     with folder.lock():
+        if resume:  # one line, not a failed load, if the network differs; before any set-up
+            tensors, meta = folder.load_newest_checkpoint()
+            folder.check_resumable(meta)
         trainer = SelfPlayTrainer(config, folder, start, league)
         if resume:
-            tensors, meta = folder.load_newest_checkpoint()
-            folder.check_resumable(meta)  # one line, not a failed load, if the network differs
-            restore(trainer, tensors, meta)
+            restore_trainer(trainer, tensors, meta)
         return trainer.train(progress)
 
 

@@ -8,7 +8,9 @@
 * Checkpoints (``checkpoints/step_N.pt``: tensors only, read back with ``weights_only=True``;
   ``step_N.json``: steps, wall time, schedules, RNG state, config) are written to a temporary
   name and renamed when complete (``arboretum_env.fileio``); resume takes the newest intact one
-  and names any damaged one it skips.
+  and names any damaged one it skips. ``trainer_state`` is what a checkpoint holds of the
+  trainer, ``restore_trainer`` puts it back; ``check_resumable`` refuses, in one line, a config
+  that would build another network than the checkpoint's.
 * The curve (``curve.jsonl``: per evaluation the step, the training wall time, the win, draw
   and loss rates and margin per baseline, the OpenSkill rating of that checkpoint) is also in
   TensorBoard (``tb/``) and drawn in ``learning_curve.png`` after each evaluation.
@@ -32,7 +34,7 @@ from .run_folder import RunFolderError, RunLock, claim
 from .selfplay_export import checkpoint_files, network_kwargs
 from .tournament import rate
 
-__all__ = ["RunFolder", "RunFolderError", "write_curve_plot"]
+__all__ = ["RunFolder", "RunFolderError", "restore_trainer", "trainer_state", "write_curve_plot"]
 
 
 class RunFolder:
@@ -203,6 +205,38 @@ class RunFolder:
                "steps_per_s": round(trainer.steps / max(trainer.wall, 1e-9)), "final": summary}
         atomic_write_text(self.path / "evaluation.json", json.dumps(out, indent=2))
         return out
+
+
+def trainer_state(trainer) -> tuple[dict, dict]:
+    """What a checkpoint of ``training.selfplay.SelfPlayTrainer`` holds: tensors (read back with
+    ``weights_only=True``) and JSON (``RunFolder.save_checkpoint`` writes both)."""
+    tensors = {"net": trainer.net.state_dict(), "optimizer": trainer.optimizer.state_dict(),
+               "snapshots": [s.state_dict() for s in trainer.snapshots],
+               "generator": trainer.generator.get_state()}
+    if trainer.critic is not None:
+        tensors["critic"] = trainer.critic.state_dict()
+    meta = {"steps": trainer.steps, "wall_s": trainer.wall, "next_eval": trainer.next_eval,
+            "next_snapshot": trainer.next_snapshot, "snapshot_steps": trainer.snapshot_steps,
+            "rng": trainer.rng.bit_generator.state, "config": asdict(trainer.c)}
+    return tensors, meta
+
+
+def restore_trainer(trainer, tensors: dict, meta: dict) -> None:
+    """Put a checkpoint (``trainer_state``'s two parts) back into a trainer built from the same
+    config (``RunFolder.check_resumable`` first)."""
+    trainer.net.load_state_dict(tensors["net"])
+    if trainer.critic is not None:
+        trainer.critic.load_state_dict(tensors["critic"])
+    trainer.optimizer.load_state_dict(tensors["optimizer"])
+    trainer.generator.set_state(tensors["generator"])
+    trainer.snapshots, trainer.snapshot_steps = [], []
+    for sd in tensors["snapshots"]:
+        trainer.add_snapshot()
+        trainer.snapshots[-1].load_state_dict(sd)
+    trainer.snapshot_steps = list(meta["snapshot_steps"])
+    trainer.steps, trainer.wall = int(meta["steps"]), float(meta["wall_s"])
+    trainer.next_eval, trainer.next_snapshot = meta["next_eval"], meta["next_snapshot"]
+    trainer.rng.bit_generator.state = meta["rng"]
 
 
 def _merge_baseline_seats(games: list[dict]) -> list[dict]:
