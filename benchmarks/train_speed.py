@@ -83,6 +83,7 @@ class SB3Run:
 
         from arboretum_env.wrappers import make_single_agent_env
         from training.sb3_plane import PlanePolicy
+        from training.selfplay_config import network_kwargs
 
         torch.set_num_threads(threads)
         self.env = SubprocVecEnv([make_single_agent_env(num_players=2, opponents="random", seed=i)
@@ -91,7 +92,7 @@ class SB3Run:
         self.model = MaskablePPO(PlanePolicy, self.env, n_steps=decisions // n_envs,
                                  batch_size=config.minibatch_size, n_epochs=config.update_epochs,
                                  learning_rate=3e-4, gamma=1.0, seed=0, verbose=0,
-                                 policy_kwargs={"channels": config.channels, "hidden": config.hidden})
+                                 policy_kwargs={"net_kwargs": network_kwargs(config)})
         self.per_rollout = self.model.n_steps * n_envs
         start = time.perf_counter()
         self.model.learn(self.per_rollout)  # warm-up

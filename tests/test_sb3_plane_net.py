@@ -1,5 +1,7 @@
-"""The SB3 path trains the self-play trainer's network (``network: plane_net``): its policy file
-names ``plane_net`` and plays what the SB3 policy plays; hints are refused with it in one line."""
+"""The SB3 path trains the self-play trainer's network (``network: plane_net``, with or without
+the card head, card gains and depth): its policy file names ``plane_net`` with those arguments
+and plays what the SB3 policy plays; hints, and the plane_net fields with another network, are
+refused in one line."""
 
 from __future__ import annotations
 
@@ -16,7 +18,22 @@ def test_plane_net_with_hints_is_refused_in_one_line():
     assert config_from_dict({"network": "plane_net", "hints": False}).network == "plane_net"
 
 
-def test_a_plane_net_run_writes_a_plane_net_policy_file_that_plays_the_same(tmp_path):
+@pytest.mark.parametrize("fields, message", [
+    ({"network": "cnn", "card_hidden": 8}, "are plane_net's"),
+    ({"network": "mlp", "depth": 1}, "are plane_net's"),
+    ({"network": "plane_net", "hints": False, "card_gains": True}, "card_gains needs the card head"),
+])
+def test_plane_net_fields_are_refused_in_one_line_where_they_mean_nothing(fields, message):
+    with pytest.raises(ConfigKeyError, match=message):
+        config_from_dict(fields)
+
+
+NETWORKS = [{"channels": 4, "hidden": 16},
+            {"channels": 4, "hidden": 16, "card_hidden": 8, "card_gains": True, "depth": 1}]
+
+
+@pytest.mark.parametrize("network", NETWORKS, ids=["plain", "card_head_gains_depth"])
+def test_a_plane_net_run_writes_a_plane_net_policy_file_that_plays_the_same(tmp_path, network):
     from arboretum_env.agents.policy import PolicyAgent
     from arboretum_env.agents.selfplay_net import PlaneNet
     from arboretum_env.vector import VectorEnv
@@ -25,13 +42,16 @@ def test_a_plane_net_run_writes_a_plane_net_policy_file_that_plays_the_same(tmp_
 
     config = config_from_dict({
         "run_name": "plane", "runs_dir": str(tmp_path), "total_timesteps": 96, "n_envs": 1, "n_steps": 48,
-        "batch_size": 24, "n_epochs": 1, "network": "plane_net", "channels": 4, "hidden": 16,
+        "batch_size": 24, "n_epochs": 1, "network": "plane_net", **network,
         "eval_every": 48, "eval_games": 1, "final_eval_games": 1, "snapshot_every": 0, "bc_games": 0,
         "hints": False, "opponents": ["random"], "torch_threads": 1})
     TR.train(config, show_progress=False)
     model = load_checkpoint(tmp_path / "plane")[0]  # the last checkpoint: the policy file's weights
     agent = PolicyAgent(tmp_path / "plane" / "policy.safetensors")
     assert isinstance(agent.module, PlaneNet) and agent.metadata["hints"] is None
+    net = agent.module  # the policy file's network is the one the config asked for
+    assert (net.channels, net.hidden, net.card_hidden, net.card_gains, net.depth) == (
+        4, 16, network.get("card_hidden", 0), network.get("card_gains", False), network.get("depth", 0))
     obs = VectorEnv(3, num_players=2).reset(seed=5)[0]
     with torch.no_grad():
         sb3_logits = model.policy.get_distribution(torch.from_numpy(obs)).distribution.logits

@@ -17,6 +17,7 @@ from arboretum_env.agents import BASELINES  # the agents a config may name as op
 from arboretum_env.agents.hints import ADVISORS
 from arboretum_env.errors import UserError, unreadable_reason
 from training.config_check import FOLDER_NAME, checked, config_from_mapping
+from training.selfplay_config import MAX_DEPTH
 
 MAX_STEPS = 10**12
 """Upper bound of every step count (far beyond any run; keeps absurd integers out)."""
@@ -76,12 +77,22 @@ class TrainConfig:
     network: str = checked("cnn", choices=("cnn", "mlp", "plane_net"))
     """``cnn`` (convolutions over the arboretum planes, per-cell play logits, MLP over the rest),
     ``mlp`` (one MLP over the whole observation) or ``plane_net`` (the self-play trainer's
-    network, ``agents.selfplay_net.PlaneNet`` with ``channels`` and ``hidden``, as
-    ``training.sb3_plane.PlanePolicy``; it reads the observation alone: ``hints: false``)."""
+    network, ``agents.selfplay_net.PlaneNet`` with ``channels``, ``hidden``, ``card_hidden``,
+    ``card_gains`` and ``depth``, as ``training.sb3_plane.PlanePolicy``; it reads the
+    observation alone: ``hints: false``)."""
     channels: int = checked(32, ge=1, le=4096)
-    """Convolution channels (``cnn``)."""
+    """Convolution channels (``cnn``; the cell features of ``plane_net``)."""
     hidden: int = checked(256, ge=1, le=65_536)
     """Width of the hidden layers."""
+    card_hidden: int = checked(0, ge=0, le=4096)
+    """``plane_net`` only: units of its per-card head (``agents.card_head.CardHead``); 0: none.
+    The self-play config's field of the same name (``configs/selfplay_2p.yaml`` uses 32)."""
+    card_gains: bool = checked(False, choices=(True, False))
+    """``plane_net`` only: the card head also reads each card's path gains
+    (``arboretum_env.batch.card_gains``); needs ``card_hidden > 0``."""
+    depth: int = checked(0, ge=0, le=MAX_DEPTH)
+    """``plane_net`` only: residual blocks over its global summary (the self-play config's
+    ``depth``); 0: none."""
 
     # --- opponents and self-play
     opponents: list = checked(["random", "greedy"], each=tuple(BASELINES), min_len=1)
@@ -118,6 +129,9 @@ RELATIONS = (
     (lambda c: c.n_steps * c.n_envs >= 2, "n_steps * n_envs must be at least 2 (one PPO rollout)"),
     (lambda c: c.network != "plane_net" or not c.hints,
      "network plane_net reads the observation alone: set hints: false"),
+    (lambda c: c.network == "plane_net" or not (c.card_hidden or c.card_gains or c.depth),
+     "card_hidden, card_gains and depth are plane_net's: set network: plane_net or leave them out"),
+    (lambda c: c.card_hidden or not c.card_gains, "card_gains needs the card head (set card_hidden above 0)"),
 )
 """Rules over several fields, checked after each field's own range."""
 

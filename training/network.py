@@ -18,6 +18,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from arboretum_env.agents.networks import CnnFeatures, SplitHead, ValueHead, input_size, plane_layout  # noqa: F401
 
 from .sb3_plane import PlanePolicy
+from .selfplay_config import network_kwargs
 
 
 class ArboretumExtractor(BaseFeaturesExtractor):
@@ -80,11 +81,12 @@ class LinearSchedule:
 
 def policy_spec(config) -> tuple[object, dict]:
     """``(policy class or name, policy_kwargs)`` of a training config (``network``, ``channels``,
-    ``hidden``, ``hints``): used to build a model and, from our own code, to load a checkpoint."""
+    ``hidden``, ``hints``; ``plane_net``: also ``card_hidden``, ``card_gains``, ``depth``): used
+    to build a model and, from our own code, to load a checkpoint."""
     if config.network == "cnn":
         return ArboretumPolicy, {"channels": config.channels, "hidden": config.hidden, "hints": bool(config.hints)}
     if config.network == "plane_net":
-        return PlanePolicy, {"channels": config.channels, "hidden": config.hidden}
+        return PlanePolicy, {"net_kwargs": network_kwargs(config)}
     return MaskableActorCriticPolicy, {"net_arch": [config.hidden, config.hidden]}
 
 
@@ -111,7 +113,7 @@ def sb3_network_state(policy, hints: bool) -> tuple[str, dict, dict]:
         if hints:
             raise ValueError("a plane_net policy reads the observation alone (hints=False)")
         prefix = "features_extractor.net."
-        return ("plane_net", {"channels": policy._channels, "hidden": policy._hidden},
+        return ("plane_net", dict(policy.net_kwargs),
                 {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)})
     arch = policy.net_arch
     pi, vf = (arch.get("pi"), arch.get("vf")) if isinstance(arch, dict) else (arch, arch)

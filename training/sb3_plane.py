@@ -21,9 +21,12 @@ from arboretum_env.agents.selfplay_net import PlaneNet
 
 
 class PlaneExtractor(BaseFeaturesExtractor):
-    def __init__(self, observation_space: spaces.Box, channels: int = 8, hidden: int = 128):
+    """``net_kwargs``: ``PlaneNet``'s (``channels``, ``hidden``, ``card_hidden``, ``card_gains``,
+    ``depth``; ``training.selfplay_export.network_kwargs`` of a config)."""
+
+    def __init__(self, observation_space: spaces.Box, **net_kwargs):
         super().__init__(observation_space, features_dim=NUM_ACTIONS + 1)
-        self.net = PlaneNet(channels, hidden)
+        self.net = PlaneNet(**net_kwargs)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         logits, value = self.net(obs)
@@ -42,11 +45,15 @@ class Take(nn.Module):
 
 
 class PlanePolicy(MaskableActorCriticPolicy):
-    def __init__(self, *args, channels: int = 8, hidden: int = 128, **kwargs):
+    """``net_kwargs`` (``network_kwargs``): the ``PlaneNet`` it trains; ``self.net_kwargs``
+    keeps them for the policy file (``training.network.sb3_network_state``)."""
+
+    def __init__(self, *args, net_kwargs: dict | None = None, channels: int = 8, hidden: int = 128, **kwargs):
+        # ``channels``, ``hidden``: what checkpoints written before ``net_kwargs`` name
+        self.net_kwargs = dict(net_kwargs or {"channels": channels, "hidden": hidden})
         kwargs["features_extractor_class"] = PlaneExtractor
-        kwargs["features_extractor_kwargs"] = {"channels": channels, "hidden": hidden}
+        kwargs["features_extractor_kwargs"] = dict(self.net_kwargs)
         kwargs["net_arch"] = {"pi": [], "vf": []}
-        self._channels, self._hidden = channels, hidden
         super().__init__(*args, **kwargs)
 
     def _build(self, lr_schedule) -> None:
@@ -57,7 +64,7 @@ class PlanePolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
-        data.update(channels=self._channels, hidden=self._hidden)
+        data.update(net_kwargs=dict(self.net_kwargs))
         for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch"):
             data.pop(key, None)
         return data

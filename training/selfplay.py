@@ -46,8 +46,8 @@ from arboretum_env.vector import VectorEnv
 from .batch_eval import evaluate_policy
 from .hand_critic import HAND_INPUTS, HandCritic, other_hands
 from .packed_rows import PackedRows
-from .selfplay_config import SelfPlayConfig
-from .selfplay_export import export_selfplay_policy, network_kwargs
+from .selfplay_config import SelfPlayConfig, network_kwargs
+from .selfplay_export import export_selfplay_policy
 from .selfplay_io import RunFolder, restore_trainer, trainer_state, write_curve_plot
 from .selfplay_league import initial_weights, league_opponents
 from .shaping import VIEW_COLUMNS, potential

@@ -138,3 +138,22 @@ def selfplay_config(data: dict, source: str = "config") -> SelfPlayConfig:
     if config.card_gains and not config.card_hidden:
         raise ConfigKeyError(f"{source}: card_gains needs the card head (set card_hidden above 0)")
     return config
+
+
+def config_getter(config):
+    """``get(key, default)`` over a config object or a checkpoint's config dict."""
+    return config.get if isinstance(config, dict) else lambda key, default=None: getattr(config, key, default)
+
+
+def network_kwargs(config) -> dict:
+    """``PlaneNet``'s arguments from a config (an object or a checkpoint's dict); ``card_hidden``,
+    ``card_gains`` and ``depth`` only when on, so that files without them read as before."""
+    get = config_getter(config)
+    kwargs = {"channels": int(get("channels")), "hidden": int(get("hidden"))}
+    if int(get("card_hidden", 0) or 0):
+        kwargs["card_hidden"] = int(get("card_hidden"))
+    if get("card_gains", False):
+        kwargs["card_gains"] = True
+    if int(get("depth", 0) or 0):
+        kwargs["depth"] = int(get("depth"))
+    return kwargs

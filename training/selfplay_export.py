@@ -16,13 +16,10 @@ import torch
 from arboretum_env.agents.policy_file import save_policy_file
 
 from .sb3_safe import CheckpointError
+from .selfplay_config import config_getter as _getter, network_kwargs
 
 TRAINED_FROM = ("self-play from scratch: every seat played by the learner or frozen snapshots of it; "
                 "no heuristic, no hints, no imitation")
-
-
-def _getter(config):
-    return config.get if isinstance(config, dict) else lambda key, default=None: getattr(config, key, default)
 
 
 def trained_from(config) -> str:
@@ -57,20 +54,6 @@ def policy_metadata(trainer) -> dict:
     return {"hints": False, "trainer": "selfplay", "num_players": c.num_players,
             "timesteps": trainer.steps, "trained_from": trained_from(c), **training_signal(c),
             "size": trainer.net.size_report()}
-
-
-def network_kwargs(config) -> dict:
-    """``PlaneNet``'s arguments from a config (an object or a checkpoint's dict); ``card_hidden``,
-    ``card_gains`` and ``depth`` only when on, so that files without them read as before."""
-    get = _getter(config)
-    kwargs = {"channels": int(get("channels")), "hidden": int(get("hidden"))}
-    if int(get("card_hidden", 0) or 0):
-        kwargs["card_hidden"] = int(get("card_hidden"))
-    if get("card_gains", False):
-        kwargs["card_gains"] = True
-    if int(get("depth", 0) or 0):
-        kwargs["depth"] = int(get("depth"))
-    return kwargs
 
 
 def export_selfplay_policy(trainer, path: Path) -> Path:

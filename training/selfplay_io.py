@@ -31,7 +31,8 @@ import yaml
 from arboretum_env.fileio import atomic_write_bytes, atomic_write_text
 
 from .run_folder import RunFolderError, RunLock, claim
-from .selfplay_export import checkpoint_files, network_kwargs
+from .selfplay_config import network_kwargs
+from .selfplay_export import checkpoint_files
 from .tournament import rate
 
 __all__ = ["RunFolder", "RunFolderError", "restore_trainer", "trainer_state", "write_curve_plot"]

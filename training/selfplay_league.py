@@ -12,8 +12,7 @@ from __future__ import annotations
 from arboretum_env.agents.policy_file import load_policy_file
 from arboretum_env.agents.selfplay_net import PlaneNet
 
-from .selfplay_config import ConfigKeyError
-from .selfplay_export import network_kwargs
+from .selfplay_config import ConfigKeyError, network_kwargs
 
 
 def load_selfplay_policy(path: str, config, field: str) -> tuple[PlaneNet, dict]:
