@@ -76,6 +76,20 @@ def test_cli_bad_config_is_one_line(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("text, fragment", [
+    ("trainer: alphazero\n", "trainer must be selfplay or sb3 (left out: sb3), got 'alphazero'"),
+    ("trainer: sb3\nlearing_rate: 0.1\n", "unknown key 'learing_rate'"),  # sb3 named: the SB3 config's keys
+    ("trainer: selfplay\nn_envs: 4\n", "unknown key 'n_envs'"),  # selfplay: the self-play config's keys
+])
+def test_the_trainer_key_picks_the_config_it_is_checked_as(tmp_path, text, fragment):
+    from arboretum_env.errors import UserError  # each trainer's config has its ConfigKeyError
+    from training.cli import train_command
+
+    with pytest.raises(UserError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        train_command(str(write(tmp_path, text)), [], resume=False, progress=False)
+    assert not (tmp_path / "models").exists()
+
+
 def test_cli_missing_config_is_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "training.cli", "train", "--config",
                            str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=REPO)

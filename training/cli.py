@@ -48,11 +48,16 @@ def format_evaluation(result: dict) -> str:
 
 def train_command(config_path: str, overrides: list[str], resume: bool, progress: bool,
                   replace: bool = False) -> str:
-    from training.config import config_from_dict, read_config_data
+    from training.config import ConfigKeyError, config_from_dict, read_config_data
 
     data = read_config_data(config_path, parse_overrides(overrides))
-    if isinstance(data, dict) and data.get("trainer") == "selfplay":
+    trainer = data.get("trainer", "sb3") if isinstance(data, dict) else "sb3"
+    if trainer == "selfplay":
         return selfplay_command(data, config_path, resume, progress, replace)
+    if trainer != "sb3":
+        raise ConfigKeyError(f"{config_path}: trainer must be selfplay or sb3 (left out: sb3), got {trainer!r}")
+    if isinstance(data, dict):
+        data = {key: value for key, value in data.items() if key != "trainer"}
     config = config_from_dict(data, str(config_path))
     from training.plots import plot_learning_curve
     from training.train import run_folder, train
