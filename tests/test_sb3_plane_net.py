@@ -60,3 +60,19 @@ def test_a_plane_net_run_writes_a_plane_net_policy_file_that_plays_the_same(tmp_
     for i in range(3):
         mine = torch.log_softmax(torch.from_numpy(agent.logits(obs[i])), dim=0)
         torch.testing.assert_close(mine, expected[i], atol=1e-4, rtol=1e-4)
+
+
+def test_a_policy_saved_before_net_kwargs_builds_the_same_network():
+    """SB3 checkpoints of a plane_net run written before ``net_kwargs`` name ``channels`` and
+    ``hidden`` in their policy_kwargs: those still build that network."""
+    from gymnasium import spaces
+
+    from arboretum_env.actions import NUM_ACTIONS
+    from arboretum_env.observation import OBS_SIZE
+    from training.sb3_plane import PlanePolicy
+
+    obs_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+    old = PlanePolicy(obs_space, spaces.Discrete(NUM_ACTIONS), lambda _: 1e-3, channels=4, hidden=16)
+    assert old.net_kwargs == {"channels": 4, "hidden": 16}
+    net = old.features_extractor.net
+    assert (net.channels, net.hidden, net.card_hidden, net.depth) == (4, 16, 0, 0)
