@@ -22,7 +22,7 @@ from arboretum_env.agents.selfplay_net import PlaneNet
 
 class PlaneExtractor(BaseFeaturesExtractor):
     """``net_kwargs``: ``PlaneNet``'s (``channels``, ``hidden``, ``card_hidden``, ``card_gains``,
-    ``depth``; ``training.selfplay_export.network_kwargs`` of a config)."""
+    ``depth``; ``training.selfplay_config.network_kwargs`` of a config)."""
 
     def __init__(self, observation_space: spaces.Box, **net_kwargs):
         super().__init__(observation_space, features_dim=NUM_ACTIONS + 1)

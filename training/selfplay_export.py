@@ -16,7 +16,7 @@ import torch
 from arboretum_env.agents.policy_file import save_policy_file
 
 from .sb3_safe import CheckpointError
-from .selfplay_config import config_getter as _getter, network_kwargs
+from .selfplay_config import config_getter, network_kwargs
 
 TRAINED_FROM = ("self-play from scratch: every seat played by the learner or frozen snapshots of it; "
                 "no heuristic, no hints, no imitation")
@@ -25,7 +25,7 @@ TRAINED_FROM = ("self-play from scratch: every seat played by the learner or fro
 def trained_from(config) -> str:
     """What a policy learned from: ``TRAINED_FROM`` for a run from scratch, else the self-play
     policy it started from (``init_policy``) and the fixed ones it met (``league``)."""
-    get = _getter(config)
+    get = config_getter(config)
     init, league = get("init_policy", "") or "", get("league", []) or []
     if not init and not league:
         return TRAINED_FROM
@@ -42,7 +42,7 @@ def training_signal(config) -> dict:
     """What a policy's training read beyond its own observation, for its file's description:
     ``reward_mode``, ``reward_shaping`` and, when on, ``hand_critic`` (its value, in training
     only, read the other seats' hands; the policy never does)."""
-    get = _getter(config)
+    get = config_getter(config)
     out = {"reward_mode": get("reward_mode"), "reward_shaping": get("reward_shaping", "none") or "none"}
     if int(get("hand_critic", 0) or 0):
         out["hand_critic"] = int(get("hand_critic"))
