@@ -85,9 +85,10 @@ def test_the_trainer_key_picks_the_config_it_is_checked_as(tmp_path, text, fragm
     from arboretum_env.errors import UserError  # each trainer's config has its ConfigKeyError
     from training.cli import train_command
 
+    runs = tmp_path / "runs"
     with pytest.raises(UserError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
-        train_command(str(write(tmp_path, text)), [], resume=False, progress=False)
-    assert not (tmp_path / "models").exists()
+        train_command(str(write(tmp_path, text + f"runs_dir: {runs}\n")), [], resume=False, progress=False)
+    assert not runs.exists()  # refused before any run folder
 
 
 def test_cli_missing_config_is_one_line(tmp_path):
