@@ -17,7 +17,7 @@ from arboretum_env.agents import BASELINES  # the agents a config may name as op
 from arboretum_env.agents.hints import ADVISORS
 from arboretum_env.errors import UserError, unreadable_reason
 from training.config_check import FOLDER_NAME, checked, config_from_mapping
-from training.selfplay_config import MAX_DEPTH
+from training.selfplay_config import CARD_GAINS_NEED_THE_HEAD, MAX_DEPTH
 
 MAX_STEPS = 10**12
 """Upper bound of every step count (far beyond any run; keeps absurd integers out)."""
@@ -131,7 +131,7 @@ RELATIONS = (
      "network plane_net reads the observation alone: set hints: false"),
     (lambda c: c.network == "plane_net" or not (c.card_hidden or c.card_gains or c.depth),
      "card_hidden, card_gains and depth are plane_net's: set network: plane_net or leave them out"),
-    (lambda c: c.card_hidden or not c.card_gains, "card_gains needs the card head (set card_hidden above 0)"),
+    CARD_GAINS_NEED_THE_HEAD,
 )
 """Rules over several fields, checked after each field's own range."""
 

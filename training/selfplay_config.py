@@ -132,12 +132,15 @@ class SelfPlayConfig:
     """Baselines of the final evaluation."""
 
 
+CARD_GAINS_NEED_THE_HEAD = (lambda c: c.card_hidden or not c.card_gains,
+                            "card_gains needs the card head (set card_hidden above 0)")
+"""The relation (``config_check``) of ``card_hidden`` and ``card_gains``, in every config that
+builds a ``PlaneNet`` (this one, and the SB3 config's ``plane_net``)."""
+
+
 def selfplay_config(data: dict, source: str = "config") -> SelfPlayConfig:
     """A checked ``SelfPlayConfig`` from a mapping (unknown keys, types and ranges checked)."""
-    config = config_from_mapping(SelfPlayConfig, data, source, error=ConfigKeyError)
-    if config.card_gains and not config.card_hidden:
-        raise ConfigKeyError(f"{source}: card_gains needs the card head (set card_hidden above 0)")
-    return config
+    return config_from_mapping(SelfPlayConfig, data, source, (CARD_GAINS_NEED_THE_HEAD,), error=ConfigKeyError)
 
 
 def config_getter(config):
