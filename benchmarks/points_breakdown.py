@@ -48,10 +48,10 @@ def breakdown(policy, opponent, games: int, seed: int) -> dict:
     in seat 0 of the even games and seat 1 of the odd ones."""
     from arboretum_env.agents.arena import play_game
 
+    agents = {"policy": policy, "opponent": opponent}
     sides: dict[str, list] = {"policy": [], "opponent": []}
     for g in range(games):
         order = ["policy", "opponent"] if g % 2 == 0 else ["opponent", "policy"]
-        agents = {"policy": policy, "opponent": opponent}
         result = play_game([agents[name] for name in order], 2, seed=seed + g)
         for seat, name in enumerate(order):
             sides[name].append(parts_of(result, seat))
