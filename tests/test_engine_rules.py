@@ -16,6 +16,7 @@ from arboretum_env.engine import (
     new_game,
     pack_cell,
     state_from_dict,
+    unpack_cell,
 )
 
 SIX = ["cassia", "dogwood", "jacaranda", "olive", "lilac", "magnolia"]  # species 0..5
@@ -293,8 +294,29 @@ def test_illegal_play_of_a_nonsense_card() -> None:
 def test_illegal_play_outside_the_coordinate_range() -> None:
     s = fresh()
     draw_twice(s)
-    assert_illegal(s, play(some_card(s), 101, 0), "within +-100")
-    assert_illegal(s, play(some_card(s), 0, -101), "within +-100")
+    assert_illegal(s, play(some_card(s), 101, 0), "within +-100 for the first card")
+    assert_illegal(s, play(some_card(s), 0, -101), "within +-100 for the first card")
+    before = s.to_dict()
+    with pytest.raises(IllegalActionError, match="the first card goes within"):
+        s.play_cell(some_card(s), pack_cell(101, 0))  # a packed cell past the first card's bound
+    assert s.to_dict() == before
+
+
+def test_an_arboretum_grows_past_the_first_cards_bound() -> None:
+    """The first card on the bound's corner: every action ``legal_actions`` offers is applied,
+    whole games long, and the states round-trip (no size limit from the cell encoding)."""
+    import random
+    for seed in range(4):
+        rng = random.Random(seed)
+        s = fresh(seed=seed)
+        s.draw(DECK)
+        s.draw(DECK)
+        s.play(some_card(s), 100, -100)
+        while s.phase is not Phase.GAME_OVER:
+            s.apply(rng.choice(s.legal_actions()))
+            assert state_from_dict(s.to_dict()).to_dict() == s.to_dict()
+        reach = max(abs(x) for cell in s.arboretums[0] for x in unpack_cell(cell))
+        assert len(s.arboretums[0]) >= 15 and 100 < reach <= 117
 
 
 def test_illegal_play_with_non_int_coordinates() -> None:

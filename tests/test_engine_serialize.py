@@ -171,3 +171,25 @@ def test_a_loaded_state_is_never_stuck() -> None:
         assert r.game_over or r.legal_actions()
         random_playout(r, rng)
         assert r.game_over and r.deck == []
+
+
+def test_arboretum_far_from_the_first_cards_bound() -> None:
+    """No card within +-100 (where a first card goes): a state no game reaches, refused (its
+    cells could outgrow the cell encoding)."""
+    data = base()
+    a, b = data["deck"].pop(), data["deck"].pop()
+    data["arboretums"][1] = [[101, 0, a], [102, 0, b]]
+    data["arboretum_order"][1] = [a, b]
+    with pytest.raises(StateFormatError, match="player 1 has no card within"):
+        state_from_dict(data)
+    data["arboretums"][1] = [[100, 0, a], [101, 0, b]]
+    assert len(state_from_dict(data).arboretums[1]) == 2
+
+
+def test_arboretum_with_more_cards_than_a_game_reaches() -> None:
+    data = base()
+    cards = [data["deck"].pop() for _ in range(18)]
+    data["arboretums"][0] = [[0, i, card] for i, card in enumerate(cards)]
+    data["arboretum_order"][0] = cards
+    with pytest.raises(StateFormatError, match="player 0 has 18 cards; no game reaches more than 17"):
+        state_from_dict(data)

@@ -32,8 +32,17 @@ SPECIES_BY_PLAYERS: dict[int, int] = {2: 6, 3: 8, 4: 10}
 
 CELL_STRIDE = 256
 """Packed cells: ``row * CELL_STRIDE + col``; neighbours are +-1 and +-CELL_STRIDE."""
-CELL_LIMIT = 100
-"""Engine coordinates stay within +-CELL_LIMIT so that packing is unambiguous."""
+FIRST_CARD_LIMIT = 100
+"""The first card of an arboretum may go on any cell with row and col within +-FIRST_CARD_LIMIT
+(the rules put no bound on it; every choice is the same game up to a translation)."""
+MAX_ARBORETUM_CARDS = max(-(-(species * NUM_RANKS - HAND_SIZE * n) // n)
+                          for n, species in SPECIES_BY_PLAYERS.items())
+"""The most cards any arboretum can hold: 17, with 2 players (docs/RULES.md)."""
+CELL_LIMIT = FIRST_CARD_LIMIT + MAX_ARBORETUM_CARDS
+"""Every cell an arboretum can reach, its free neighbours included, lies within +-CELL_LIMIT of
+(0, 0), below ``CELL_STRIDE // 2``, so that packing is unambiguous: the arboretum grows without
+bound from its first card, as the rules say."""
+assert CELL_LIMIT < CELL_STRIDE // 2
 
 
 def make_card(species: int, rank: int) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..errors import UserError
 
-from .cards import CELL_LIMIT, NUM_CARDS, NUM_RANKS, pack_cell
+from .cards import CELL_LIMIT, FIRST_CARD_LIMIT, MAX_ARBORETUM_CARDS, NUM_CARDS, NUM_RANKS, pack_cell
 from .config import ConfigError, GameConfig
 from .rules import NEIGHBOURS, place
 from .state import GameState, Phase
@@ -91,8 +91,17 @@ def state_from_dict(data: dict) -> GameState:
                     not (-CELL_LIMIT <= r <= CELL_LIMIT and -CELL_LIMIT <= c <= CELL_LIMIT)
                     for r, c, _ in cells):
                 raise StateFormatError(f"arboretum of player {p} has repeated cards or cells out of range")
+            if len(cells) > MAX_ARBORETUM_CARDS:
+                raise StateFormatError(f"arboretum of player {p} has {len(cells)} cards; "
+                                       f"no game reaches more than {MAX_ARBORETUM_CARDS}")
             connected = _placement_order(cells, p)
             order = orders[p] if orders is not None else connected
+            # a card within +-FIRST_CARD_LIMIT (the first one's bound) keeps every cell the
+            # arboretum can reach within +-CELL_LIMIT (at most 17 connected cards)
+            if cells and not any(-FIRST_CARD_LIMIT <= r <= FIRST_CARD_LIMIT
+                                 and -FIRST_CARD_LIMIT <= c <= FIRST_CARD_LIMIT for r, c, _ in cells):
+                raise StateFormatError(f"arboretum of player {p} has no card within "
+                                       f"+-{FIRST_CARD_LIMIT} (where its first card goes)")
             arboretum, frontier = {}, {}
             for card in order:  # placement order: the frontier's order is the original one
                 cell = placed.get(card)

@@ -17,6 +17,7 @@ import numpy as np
 from .cards import (
     CELL_LIMIT,
     CELL_STRIDE,
+    FIRST_CARD_LIMIT,
     HAND_SIZE,
     NUM_SPECIES,
     NUM_RANKS,
@@ -69,6 +70,14 @@ def _as_int(value):
         return operator.index(value)
     except TypeError:
         return value
+
+
+def _first_cell(cell) -> bool:
+    """Whether ``cell`` is a packed cell (an int) where a first card may go (+-FIRST_CARD_LIMIT)."""
+    if type(cell) is not int:
+        return False
+    row, col = unpack_cell(cell)
+    return -FIRST_CARD_LIMIT <= row <= FIRST_CARD_LIMIT and -FIRST_CARD_LIMIT <= col <= FIRST_CARD_LIMIT
 
 
 def _name(card: int) -> str:
@@ -130,7 +139,7 @@ class GameState:
     def legal_actions(self) -> list[Action]:
         """The legal actions of the player to move: the draw sources, every hand card on every
         free cell next to the arboretum, or every hand card to discard. For the first card
-        only (0, 0) is listed: any cell is legal (``apply`` takes any within +-CELL_LIMIT) and
+        only (0, 0) is listed: any cell is legal (``apply`` takes any within +-FIRST_CARD_LIMIT) and
         every choice gives the same game up to a translation."""
         phase = self.phase
         if phase is _DRAW_FIRST or phase is _DRAW_SECOND:
@@ -200,27 +209,36 @@ class GameState:
         return card
 
     def play(self, card: int, row: int, col: int) -> None:
-        """Play ``card`` from hand into the own arboretum at ``(row, col)``."""
+        """Play ``card`` from hand into the own arboretum at ``(row, col)``: the first card on
+        any cell within +-FIRST_CARD_LIMIT, every later one next to the arboretum."""
+        limit = CELL_LIMIT if self.arboretums[self.current_player] else FIRST_CARD_LIMIT
         if type(row) is not int or type(col) is not int or not (
-                -CELL_LIMIT <= row <= CELL_LIMIT and -CELL_LIMIT <= col <= CELL_LIMIT):
+                -limit <= row <= limit and -limit <= col <= limit):
             self._illegal(Action(ActionKind.PLAY, card, row, col),
-                          f"row and col must be ints within +-{CELL_LIMIT}")
+                          f"row and col must be ints within +-{limit}"
+                          + (" for the first card" if limit == FIRST_CARD_LIMIT else ""))
         self.play_cell(card, row * CELL_STRIDE + col)
 
     def play_cell(self, card: int, cell: int) -> None:
         """``play`` with a packed cell (``row * 256 + col``, see ``cards.pack_cell``)."""
         if type(card) is not int:
             card = _as_int(card)
+        if type(cell) is not int:
+            cell = _as_int(cell)
         p = self.current_player
         arboretum = self.arboretums[p]
         frontier = self.frontier[p]
-        if self.phase is not _PLAY or card not in self.hands[p] or (arboretum and cell not in frontier):
+        if self.phase is not _PLAY or card not in self.hands[p] or (
+                cell not in frontier if arboretum else not _first_cell(cell)):
             row, col = unpack_cell(cell)
             action = Action(ActionKind.PLAY, card, row, col)
             if self.phase is not _PLAY:
                 self._illegal(action, "it is not time to play")
             if card not in self.hands[p]:
                 self._illegal(action, "that card is not in hand")
+            if not arboretum:
+                self._illegal(action, f"the first card goes within +-{FIRST_CARD_LIMIT} "
+                                      "(a packed cell, see cards.pack_cell)")
             self._illegal(action, "that cell is taken" if cell in arboretum
                           else "that cell is not orthogonally adjacent to the arboretum")
         self._play(card, cell)
