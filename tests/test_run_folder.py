@@ -127,6 +127,31 @@ def test_replace_moves_the_old_run_aside(resumed, tmp_path):
         claim(copy, resume=True, replace=True)
 
 
+def test_the_shipped_agents_folders_are_the_repositorys():
+    from training import run_folder
+    assert [f.resolve() for f in run_folder.SHIPPED_FOLDERS] == [
+        (REPO / "models" / name).resolve() for name in ("shipped", "selfplay_2p")]
+    assert all((folder / "policy.safetensors").is_file() for folder in run_folder.SHIPPED_FOLDERS)
+
+
+@pytest.mark.parametrize("config, run_name", [("configs/quickstart.yaml", "selfplay_2p"),
+                                              ("configs/sb3_quickstart.yaml", "shipped")])
+@pytest.mark.parametrize("flag", [[], ["--replace"], ["--resume"]])
+def test_training_never_writes_into_a_shipped_agents_folder(config, run_name, flag, tmp_path,
+                                                            monkeypatch, capsys):
+    """On a copy of the shipped folder standing in for it (a failure must not move the real one)."""
+    from training import run_folder
+    shipped = tmp_path / "models" / run_name
+    shutil.copytree(REPO / "models" / run_name, shipped)
+    monkeypatch.setattr(run_folder, "SHIPPED_FOLDERS", (shipped,))
+    before = tree(shipped)
+    assert cli.main(["train", "--config", str(REPO / config), "--set", f"runs_dir={shipped.parent}",
+                     "--set", f"run_name={run_name}", "--no-progress", *flag]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and f"{shipped} holds a shipped agent: training never writes there" in line
+    assert tree(shipped) == before
+
+
 def test_a_second_process_is_kept_out_of_a_run_folder_in_use(tmp_path):
     folder = tmp_path / "r"
     with RunLock(folder):

@@ -4,7 +4,8 @@ and the checkpoint a resume starts from.
 * ``RunLock``: an exclusive ``flock`` on ``<runs_dir>/<run_name>.lock`` (beside the folder, so a
   run moved aside does not take the lock with it). The kernel drops the lock when its process
   ends, however it ends, so the file a killed process leaves behind never blocks a later run.
-* ``claim``: a fresh run into a folder that holds a run is refused (``--resume`` continues it,
+* ``claim``: the shipped agents' folders (``models/shipped``, ``models/selfplay_2p``) are never
+  used; a fresh run into a folder that holds a run is refused (``--resume`` continues it,
   ``--replace`` moves it aside to ``<run_name>.replaced-<time>``); a resume needs a run to resume.
 * ``resume_candidates``: the checkpoints, newest first, each intact one with its metadata and
   each damaged one with what is wrong, so that a resume falls back and names the damage.
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+from arboretum_env.agents import SHIPPED_FOLDERS
 from arboretum_env.errors import UserError
 
 RUN_FILES = ("config.yaml", "evaluations.jsonl", "evaluation.json", "policy.safetensors", "policy.pt",
@@ -99,6 +101,9 @@ def claim(folder: Path, resume: bool, replace: bool, checkpoints: str = "step_*.
     ``checkpoints/`` matching the glob ``checkpoints`` (the self-play trainer's are ``.pt``)."""
     if resume and replace:
         raise RunFolderError("--resume continues the run and --replace moves it aside: give one")
+    if any(folder.resolve() == shipped.resolve() for shipped in SHIPPED_FOLDERS):
+        raise RunFolderError(f"{folder} holds a shipped agent: training never writes there; choose "
+                             f"another run_name (or runs_dir)")
     if resume:
         if not any((folder / "checkpoints").glob(checkpoints)):
             raise RunFolderError(f"{folder}: no checkpoint to resume from (start a fresh run "

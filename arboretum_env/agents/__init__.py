@@ -91,6 +91,8 @@ SHIPPED_POLICY = MODELS / "shipped" / "policy.safetensors"
 """The shipped agent's policy file, relative to the repository (not part of a wheel)."""
 SELFPLAY_POLICY = MODELS / "selfplay_2p" / "policy.safetensors"
 """The agent learned by self-play from scratch (``configs/selfplay_2p.yaml``)."""
+SHIPPED_FOLDERS = (SHIPPED_POLICY.parent, SELFPLAY_POLICY.parent)
+"""The folders of the shipped agents: training never writes into them."""
 
 
 def _model_agent(name: str, path: Path) -> AgentFactory:
@@ -111,5 +113,5 @@ register_agent("selfplay", _model_agent("selfplay", SELFPLAY_POLICY))
 register_resolver(_policy_path)
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
-           "register_resolver", "AGENT_REGISTRY", "SHIPPED_POLICY", "BASELINES", "HEURISTIC_AGENTS", "legal_actions",
+           "register_resolver", "AGENT_REGISTRY", "SHIPPED_POLICY", "SELFPLAY_POLICY", "SHIPPED_FOLDERS", "BASELINES", "HEURISTIC_AGENTS", "legal_actions",
            "as_policy"]
