@@ -141,11 +141,13 @@ Through ``env()`` an illegal action ends the game with -1 for its agent and 0 fo
 (``IllegalActionError``) naming the action, the decision and the legal ids, and changes nothing.
 
 **Episode end.** When the player who drew the last deck card has discarded: every agent is
-terminated (never truncated) and each steps once more with ``None``. ``infos[agent]`` then holds
-``"score"`` (``ScoreResult.to_dict()``: per player the total and per species the right, points
-and path) and ``"winners"`` (agent names); ``final_rewards`` keeps the rewards after the agents
-are gone. ``position()`` writes the current state as a position document (the score
-calculator's JSON) at any time.
+terminated (never truncated) and each steps once more with ``None``. ``infos[agent]`` is then
+flat (numbers and fixed-length lists, so frameworks can stack infos): ``"score"`` (the agent's
+total), ``"won"`` (1 for a sole or shared winner, else 0), ``"scores"`` (every player's total,
+by player index) and ``"winners"`` (0/1 per player index); ``score_breakdown()`` gives the full
+``ScoreResult.to_dict()`` (per player the total and per species the right, points and path);
+``final_rewards`` keeps the rewards after the agents are gone. ``position()`` writes the current
+state as a position document (the score calculator's JSON) at any time.
 
 **Arguments**
 
@@ -162,11 +164,16 @@ calculator's JSON) at any time.
 ``state.seed``); ``reset_to(state, pending=None)`` starts from any engine state. Extra methods:
 ``table_view(agent)`` (what that agent may know, for heuristic agents), ``state`` (the engine
 ``GameState``; read it, do not change it; through wrappers ``env.unwrapped.state``: PettingZoo's
-optional global ``state()`` is not provided), ``pending``, ``position()``, ``action_masks()``.
+optional global ``state()`` is not provided), ``pending``, ``position()``, ``score_breakdown()``,
+``action_masks()``.
 
 **Version history**
 
-* v0: initial release (observation layout 1, action layout 1).
+* v0: initial release (observation layout 1, action layout 1). Later, same observations,
+  actions and rewards (the golden games in ``tests/golden/`` pass unchanged): end-of-game infos
+  flat (``score``, ``won``, ``scores``, ``winners``; the breakdown moved to
+  ``score_breakdown()``); ``observe()`` returns fresh arrays every call; non-integer actions and
+  seeds refused by name; ``copy.deepcopy`` and ``pickle`` keep the game in progress.
 """
 
     metadata = {

@@ -46,6 +46,28 @@ def test_env_docstring_contains_the_action_table():
     assert action_table() in raw_env.__doc__
 
 
+def test_env_docstring_and_guide_name_the_end_of_game_infos():
+    """The spec names every key of a finished game's infos, and its version history is the guide's."""
+    import re
+
+    import numpy as np
+
+    from arboretum_env.env import raw_env
+
+    env = raw_env(num_players=3)
+    env.reset(seed=5)
+    for agent in env.agent_iter():
+        _, _, done, _, info = env.last()
+        env.step(None if done else int(np.flatnonzero(env.action_masks())[0]))
+    assert info and set(info) == {"score", "won", "scores", "winners"}
+    guide = (REPO / "docs" / "env.md").read_text()
+    for key in info:
+        assert f'``"{key}"``' in raw_env.__doc__ and f'`"{key}"`' in guide
+    flat = lambda text: " ".join(text.replace("``", "`").split())  # noqa: E731
+    history = flat(guide.split("## Version history")[1])
+    assert flat(raw_env.__doc__.split("**Version history**")[1].strip().strip('"')) in history
+
+
 def test_slow_marker_exists_and_is_used():
     """README and pyproject say that tests marked ``slow`` can be skipped: some must be."""
     assert "slow" in (REPO / "pyproject.toml").read_text()

@@ -89,7 +89,7 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
         description="Score every player's arboretum in a position document.",
     )
     p.add_argument("path", help="position document (JSON)")
-    p.add_argument("--text", action="store_true", help="print a text rendering of the arboretums")
+    p.add_argument("--text", action="store_true", help="print a text table of each species' points per player and the winner")
 
     def run(args: argparse.Namespace) -> int:
         from arboretum_env.engine.position import score_command
@@ -101,8 +101,8 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="self-play training with MaskablePPO",
-                       description="Train a policy by self-play; outputs go to models/<run_name>/.")
+    p = sub.add_parser("train", help="train a policy (the batched self-play trainer, or the SB3 path)",
+                       description="Train a policy from a config: the batched self-play trainer for 'trainer: selfplay', else the SB3 path (MaskablePPO); outputs go to <runs_dir>/<run_name>/ (models/ by default).")
     p.add_argument("--config", default="configs/quickstart.yaml", help="YAML training config")
     p.add_argument("--resume", action="store_true",
                    help="continue the run from its newest intact checkpoint")
@@ -110,7 +110,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
                    help="move an existing run of this run_name aside (to <run_name>.replaced-<time>) "
                         "and start afresh (without it, a fresh run into a used folder is refused)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key (YAML value), e.g. --set total_timesteps=5000")
+                   help="override a config key (YAML value), e.g. --set total_steps=5000 (SB3 configs: total_timesteps)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def run(args: argparse.Namespace) -> int:
