@@ -152,6 +152,29 @@ def test_learning_curve_in_the_plot(tmp_path: Path) -> None:
     assert "wrote" in text and (tmp_path / "p.png").stat().st_size > 1000
 
 
+def test_a_selfplay_runs_curve_in_the_plot(tmp_path: Path) -> None:
+    """The self-play trainer's curve.jsonl (here the shipped run's) is read as the SB3 path's
+    evaluations are: ``--run`` takes a self-play run folder."""
+    from training.plots import read_evaluations
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shipped = ROOT / "models" / "selfplay_2p" / "curve.jsonl"
+    (run / "curve.jsonl").write_text(shipped.read_text())
+    records = read_evaluations(run)
+    raw = [json.loads(line) for line in shipped.read_text().splitlines()]
+    assert [r["timesteps"] for r in records] == [r["step"] for r in raw] and len(records) > 3
+    assert records[-1]["greedy"] == {"win_rate": raw[-1]["win_rate"]["greedy"],
+                                     "draw_rate": raw[-1]["draw_rate"]["greedy"],
+                                     "mean_margin": raw[-1]["mean_margin"]["greedy"]}
+    text = T.evaluate_command(["random", "random"], games=2, seed=0,
+                              plot_path=str(tmp_path / "p.png"), run=str(run))
+    assert "wrote" in text and (tmp_path / "p.png").stat().st_size > 1000
+    with pytest.raises(T.TournamentError, match="no evaluations.jsonl or curve.jsonl"):
+        T.evaluate_command(["random", "random"], games=2, seed=0, plot_path=str(tmp_path / "q.png"),
+                           run=str(tmp_path))
+
+
 # ----------------------------------------------------------------------------- bad input
 def _checkpoint(folder: Path, versions: dict | None = None, corrupt_zip: bool = True) -> Path:
     folder.mkdir(parents=True)

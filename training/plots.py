@@ -8,11 +8,30 @@ from pathlib import Path
 from arboretum_env.fileio import atomic_write
 
 
+CURVE_FILES = ("evaluations.jsonl", "curve.jsonl")
+"""A run's evaluations during training: the SB3 path's, then the self-play trainer's."""
+
+
 def read_evaluations(folder: Path) -> list[dict]:
-    path = Path(folder) / "evaluations.jsonl"
-    if not path.exists():
+    """The run's evaluations during training, each ``{"timesteps": N, baseline: {"win_rate": w,
+    ...}, ...}``: the SB3 path's ``evaluations.jsonl`` as written, or the self-play trainer's
+    ``curve.jsonl`` (``step`` and per-statistic dicts of baselines) in that form; ``[]`` if
+    the folder has neither."""
+    folder = Path(folder)
+    path = next((folder / name for name in CURVE_FILES if (folder / name).is_file()), None)
+    if path is None:
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if path.name == "evaluations.jsonl":
+        return records
+    out = []
+    for r in records:
+        row: dict = {"timesteps": r["step"], "wall_s": r.get("wall_s")}
+        for stat in ("win_rate", "draw_rate", "mean_margin"):
+            for baseline, value in (r.get(stat) or {}).items():
+                row.setdefault(baseline, {})[stat] = value
+        out.append(row)
+    return out
 
 
 def plot_learning_curve(folder: Path, out: Path | None = None) -> Path:

@@ -46,6 +46,7 @@ import numpy as np
 
 from arboretum_env.errors import UserError
 from arboretum_env.fileio import atomic_write_text, check_writable
+from training.plots import CURVE_FILES
 from training.tournament_files import to_json, write_csv, write_plot
 
 Z95 = 1.959963984540054
@@ -356,8 +357,9 @@ def evaluate_command(specs: Sequence[str], players: int = 2, games: int = 40, se
         if plot_path is None:
             raise TournamentError("--run draws the run's learning curve in the --plot file; give --plot too")
         run_path = Path(run)
-        if not (run_path / "evaluations.jsonl").is_file():
-            raise TournamentError(f"--run {run}: no evaluations.jsonl in that folder (not a run folder?)")
+        if not any((run_path / name).is_file() for name in CURVE_FILES):
+            raise TournamentError(f"--run {run}: no evaluations.jsonl or curve.jsonl in that folder "
+                                  f"(not a run folder?)")
     entrants = load_entrants(specs)
     result = run_tournament(entrants, players, games, seed, progress=progress)
     lines: list[str] = []
