@@ -68,6 +68,32 @@ def test_env_docstring_and_guide_name_the_end_of_game_infos():
     assert flat(raw_env.__doc__.split("**Version history**")[1].strip().strip('"')) in history
 
 
+FRAGMENT = "<!-- a fragment"
+
+
+def python_blocks(text: str) -> list[str]:
+    """The ```python blocks of a markdown text, but those marked as fragments just above."""
+    blocks, lines = [], text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "```python" and not (i and lines[i - 1].startswith(FRAGMENT)):
+            end = lines.index("```", i + 1)
+            blocks.append("\n".join(lines[i + 1:end]))
+    return blocks
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/env.md"])
+def test_the_python_blocks_of_the_guides_run(doc, capsys):
+    """Every block runs as written, in order, in one namespace per page (a later block may use
+    an earlier one's names)."""
+    blocks = python_blocks((REPO / doc).read_text())
+    assert len(blocks) >= {"README.md": 1, "docs/env.md": 5}[doc]
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, doc, "exec"), namespace)
+    if doc == "docs/env.md":  # the single-agent example prints what its comment says
+        assert capsys.readouterr().out.strip().splitlines()[-1] == "-1.0 False [6, 0]"
+
+
 def test_slow_marker_exists_and_is_used():
     """README and pyproject say that tests marked ``slow`` can be skipped: some must be."""
     assert "slow" in (REPO / "pyproject.toml").read_text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arboretum_env.agents import BASELINES
 from arboretum_env.errors import UserError
 
 from .config_check import FOLDER_NAME, checked, config_from_mapping
@@ -13,7 +14,8 @@ from .config_check import FOLDER_NAME, checked, config_from_mapping
 MAX_DEPTH = 16
 """The largest ``depth`` (``PlaneNet``'s residual blocks) a config or a benchmark accepts."""
 
-EVAL_BASELINES = ("random", "greedy", "greedy_plus", "tempo")
+EVAL_BASELINES = tuple(BASELINES)
+"""The evaluation opponents a config may name: the agents known by name (``agents.BASELINES``)."""
 
 
 class ConfigKeyError(UserError):
