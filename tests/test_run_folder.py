@@ -241,6 +241,32 @@ def test_a_failed_resume_names_the_damage_and_leaves_no_new_files(resumed, tmp_p
     assert tree(copy) == before
 
 
+@pytest.mark.parametrize("change", [{"num_players": 3}, {"hidden": 64}, {"network": "cnn"}])
+def test_a_resume_with_another_network_or_table_is_one_line_and_writes_nothing(resumed, tmp_path,
+                                                                               capsys, change):
+    folder, _, _ = resumed
+    copy = tmp_path / "runs" / "r"
+    shutil.copytree(folder, copy)
+    before = tree(copy)
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({**TINY, "runs_dir": str(copy.parent), "total_timesteps": 240, **change}))
+    assert cli.main(["train", "--config", str(config), "--resume", "--no-progress"]) == 2
+    line = capsys.readouterr().err.strip()
+    key, value = next(iter(change.items()))
+    saved = getattr(tiny(tmp_path), key)
+    assert "\n" not in line and (f"its checkpoints have {key}: {saved}, the config {value}; "
+                                 "resume with the run's own config.yaml") in line
+    assert tree(copy) == before
+
+
+def test_an_empty_config_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "empty.yaml").write_text("")
+    assert cli.main(["train", "--config", str(tmp_path / "empty.yaml"), "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip().endswith("empty.yaml: the file is empty: a config gives at "
+                                                    "least one key (configs/quickstart.yaml is an example)")
+    assert list(tmp_path.iterdir()) == [tmp_path / "empty.yaml"]
+
+
 def test_checkpoint_metadata_without_timesteps_is_one_line(resumed, tmp_path):
     folder, _, _ = resumed
     shutil.copy(folder / "checkpoints" / "step_000000048.zip", tmp_path / "step_000000048.zip")

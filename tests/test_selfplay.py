@@ -159,3 +159,55 @@ def test_the_run_folder_is_claimed_under_run_folders_lock(tmp_path):
         pass
     assert [p.name.split("-")[0] for p in tmp_path.glob("held.replaced-*")] == ["held.replaced"]
     assert (path / "config.yaml").is_file()
+
+
+@needs_numba
+def test_a_checkpoint_missing_a_part_is_skipped_by_name_and_a_misfit_is_one_line(tmp_path, capsys):
+    """A checkpoint that loads but lacks a part of the trainer is skipped, naming the part; one
+    whose weights do not fit the trainer is one line, not a traceback from load_state_dict."""
+    from training.selfplay import train_selfplay
+    from training.selfplay_io import RunFolderError
+
+    base = {"run_name": "parts", "runs_dir": str(tmp_path), "num_envs": 4, "rollout_steps": 8,
+            "total_steps": 64, "eval_every": 32, "eval_games": 1, "final_eval_games": 1,
+            "minibatch_size": 32, "torch_threads": 1, "eval_opponents": ["random"],
+            "final_eval_opponents": ["random"]}
+    train_selfplay(selfplay_config(base), progress=False)
+    checkpoints = sorted((tmp_path / "parts" / "checkpoints").glob("step_*.pt"), key=lambda p: int(p.stem[5:]))
+    newest = checkpoints[-1]
+    torch.save({"a": torch.zeros(2)}, newest)  # loads, but holds no trainer
+    meta = newest.with_suffix(".json")
+    again = train_selfplay(selfplay_config(dict(base, total_steps=96)), resume=True, progress=False)
+    assert again["steps"] >= 96
+    assert f"skipping damaged checkpoint {newest.name}: ValueError (no 'net', 'optimizer'" in capsys.readouterr().err
+    newest = max((tmp_path / "parts" / "checkpoints").glob("step_*.pt"), key=lambda p: int(p.stem[5:]))
+    data = json.loads(newest.with_suffix(".json").read_text())
+    del data["rng"]
+    newest.with_suffix(".json").write_text(json.dumps(data))
+    train_selfplay(selfplay_config(dict(base, total_steps=128)), resume=True, progress=False)
+    assert "ValueError (no 'rng')" in capsys.readouterr().err
+    newest = max((tmp_path / "parts" / "checkpoints").glob("step_*.pt"), key=lambda p: int(p.stem[5:]))
+    tensors = torch.load(newest, weights_only=True)
+    first = next(iter(tensors["net"]))
+    tensors["net"][first] = torch.zeros(3, 3)  # the same network named, another shape
+    torch.save(tensors, newest)
+    with pytest.raises(RunFolderError, match="its newest checkpoint does not fit the config's trainer"):
+        train_selfplay(selfplay_config(dict(base, total_steps=160)), resume=True, progress=False)
+    assert meta.exists()
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"num_envs": 65_536, "rollout_steps": 100_000}, "num_envs * rollout_steps must be at most 1,048,576"),
+    ({"runs_dir": ""}, "runs_dir must be non-empty"),
+])
+def test_configs_no_machine_can_run_are_refused(data, message):
+    with pytest.raises(ConfigKeyError, match=message.replace("*", r"\*")):
+        selfplay_config(data)
+
+
+def test_a_float_written_1e_3_is_a_float():
+    assert selfplay_config({"learning_rate": "1e-3"}).learning_rate == 1e-3  # PyYAML reads 1e-3 as text
+    with pytest.raises(ConfigKeyError, match="key 'learning_rate' must be float, got str '1e-3x'"):
+        selfplay_config({"learning_rate": "1e-3x"})
+    with pytest.raises(ConfigKeyError, match="key 'total_steps' must be int"):
+        selfplay_config({"total_steps": "1e3"})  # an int field takes no float text

@@ -98,3 +98,9 @@ def test_cli_missing_config_is_one_line(tmp_path):
                            str(tmp_path / "nope.yaml")], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "cannot read" in proc.stderr
+
+
+def test_a_rollout_no_machine_holds_and_a_float_written_1e_3(tmp_path):
+    with pytest.raises(ConfigKeyError, match=r"n_steps \* n_envs must be at most 1,048,576"):
+        load_config(write(tmp_path, "n_steps: 100000\nn_envs: 256\n"))
+    assert load_config(write(tmp_path, "learning_rate: 2e-4\n")).learning_rate == 2e-4

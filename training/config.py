@@ -17,7 +17,7 @@ from arboretum_env.agents import BASELINES  # the agents a config may name as op
 from arboretum_env.agents.hints import ADVISORS
 from arboretum_env.errors import UserError, unreadable_reason
 from training.config_check import FOLDER_NAME, checked, config_from_mapping
-from training.selfplay_config import CARD_GAINS_NEED_THE_HEAD, MAX_DEPTH
+from training.selfplay_config import CARD_GAINS_NEED_THE_HEAD, MAX_DEPTH, MAX_ROLLOUT
 
 MAX_STEPS = 10**12
 """Upper bound of every step count (far beyond any run; keeps absurd integers out)."""
@@ -127,6 +127,8 @@ class TrainConfig:
 
 RELATIONS = (
     (lambda c: c.n_steps * c.n_envs >= 2, "n_steps * n_envs must be at least 2 (one PPO rollout)"),
+    (lambda c: c.n_steps * c.n_envs <= MAX_ROLLOUT,
+     f"n_steps * n_envs must be at most {MAX_ROLLOUT:,} (one PPO rollout's buffer is held in memory)"),
     (lambda c: c.network != "plane_net" or not c.hints,
      "network plane_net reads the observation alone: set hints: false"),
     (lambda c: c.network == "plane_net" or not (c.card_hidden or c.card_gains or c.depth),
@@ -159,7 +161,10 @@ def read_config_data(path: str | Path, overrides: dict | None = None):
         raise ConfigKeyError(f"{path}: not valid YAML: {first}") from None
     except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, nesting 5,000 deep
         raise ConfigKeyError(f"{path}: not a usable config: {unreadable_reason(exc)}") from None
-    data = dict(data or {}) if isinstance(data, dict) or data is None else data
+    if data is None:
+        raise ConfigKeyError(f"{path}: the file is empty: a config gives at least one key "
+                             f"(configs/quickstart.yaml is an example)")
+    data = dict(data) if isinstance(data, dict) else data
     if overrides and isinstance(data, dict):
         data.update(overrides)
     return data

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -141,6 +142,17 @@ def check_config(config, source: str = "config",
 _KINDS = {"str": str, "int": int, "float": float, "bool": bool, "list": list}
 
 
+_EXPONENT_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+"""``1e-3``: a float in YAML 1.2, text in YAML 1.1 (PyYAML), which wants ``1.0e-3``."""
+
+
+def _as_float_text(value, annotation: str):
+    """A float field's value written as ``1e-3`` (PyYAML reads it as text): the float."""
+    if annotation == "float" and isinstance(value, str) and _EXPONENT_FLOAT.fullmatch(value.strip()):
+        return float(value)
+    return value
+
+
 def _type_ok(value, annotation: str) -> bool:
     kind = _KINDS[annotation]
     if kind is float:
@@ -161,6 +173,7 @@ def config_from_mapping(cls, data, source: str = "config",
     if not isinstance(data, dict):
         raise error(f"{source}: the config must be a mapping of keys to values")
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    data = {k: (_as_float_text(v, fields[k].type) if k in fields else v) for k, v in data.items()}
     for key, value in data.items():
         if key not in fields:
             close = difflib.get_close_matches(str(key), fields, n=1)

@@ -48,7 +48,7 @@ from .hand_critic import HAND_INPUTS, HandCritic, other_hands
 from .packed_rows import PackedRows
 from .selfplay_config import SelfPlayConfig, network_kwargs
 from .selfplay_export import export_selfplay_policy
-from .selfplay_io import RunFolder, restore_trainer, trainer_state, write_curve_plot
+from .selfplay_io import RunFolder, RunFolderError, restore_trainer, trainer_state, write_curve_plot
 from .selfplay_league import initial_weights, league_opponents
 from .shaping import VIEW_COLUMNS, potential
 
@@ -374,7 +374,12 @@ def train_selfplay(config: SelfPlayConfig, resume: bool = False, progress: bool 
             folder.check_resumable(meta)
         trainer = SelfPlayTrainer(config, folder, start, league)
         if resume:
-            restore_trainer(trainer, tensors, meta)
+            try:
+                restore_trainer(trainer, tensors, meta)
+            except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as exc:
+                first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+                raise RunFolderError(f"{folder.path}: its newest checkpoint does not fit the config's "
+                                     f"trainer ({type(exc).__name__}: {first})") from None
         return trainer.train(progress)
 
 

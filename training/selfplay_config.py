@@ -29,7 +29,7 @@ class SelfPlayConfig:
     # --- the run
     run_name: str = checked("selfplay", **FOLDER_NAME)
     """Outputs go to ``<runs_dir>/<run_name>/``."""
-    runs_dir: str = checked("models")
+    runs_dir: str = checked("models", min_len=1)
     """Folder that holds the runs."""
     num_players: int = checked(2, choices=(2, 3, 4))
     """Table size (every seat is played by the learner or a snapshot of it)."""
@@ -138,11 +138,20 @@ CARD_GAINS_NEED_THE_HEAD = (lambda c: c.card_hidden or not c.card_gains,
                             "card_gains needs the card head (set card_hidden above 0)")
 """The relation (``config_check``) of ``card_hidden`` and ``card_gains``, in every config that
 builds a ``PlaneNet`` (this one, and the SB3 config's ``plane_net``)."""
+MAX_ROLLOUT = 1 << 20
+"""The most decisions one rollout may hold, in either trainer (its buffers are in memory: about
+7 KB a decision in the self-play trainer, 1,048,576 decisions about 7 GB)."""
+RELATIONS = (
+    CARD_GAINS_NEED_THE_HEAD,
+    (lambda c: c.num_envs * c.rollout_steps <= MAX_ROLLOUT,
+     f"num_envs * rollout_steps must be at most {MAX_ROLLOUT:,} (one rollout's buffers are held in memory)"),
+)
+"""Rules over several fields, checked after each field's own range."""
 
 
 def selfplay_config(data: dict, source: str = "config") -> SelfPlayConfig:
     """A checked ``SelfPlayConfig`` from a mapping (unknown keys, types and ranges checked)."""
-    return config_from_mapping(SelfPlayConfig, data, source, (CARD_GAINS_NEED_THE_HEAD,), error=ConfigKeyError)
+    return config_from_mapping(SelfPlayConfig, data, source, RELATIONS, error=ConfigKeyError)
 
 
 def config_getter(config):

@@ -80,14 +80,21 @@ class RunFolder:
         return path
 
     def load_newest_checkpoint(self) -> tuple[dict, dict]:
+        """The newest checkpoint that reads back whole (``trainer_state``'s keys present); each
+        newer one that does not is named, with what is wrong, and skipped."""
         for path in checkpoint_files(self.checkpoints):
             try:
                 meta = json.loads(path.with_suffix(".json").read_text())
                 tensors = torch.load(path, map_location="cpu", weights_only=True)
+                missing = _missing(tensors, TENSOR_KEYS) or _missing(meta, META_KEYS)
+                if missing:
+                    raise ValueError(missing)
                 int(meta["steps"])
                 return tensors, meta
             except Exception as exc:  # damaged or half-written: say so, try the one before
-                print(f"skipping damaged checkpoint {path.name}: {type(exc).__name__}", file=sys.stderr)
+                reason = str(exc).splitlines()[0][:120] if isinstance(exc, ValueError) and str(exc) else ""
+                print(f"skipping damaged checkpoint {path.name}: {type(exc).__name__}"
+                      + (f" ({reason})" if reason else ""), file=sys.stderr)
         raise RunFolderError(f"{self.path}: no intact checkpoint to resume from")
 
     def check_resumable(self, meta: dict) -> None:
@@ -206,6 +213,18 @@ class RunFolder:
                "steps_per_s": round(trainer.steps / max(trainer.wall, 1e-9)), "final": summary}
         atomic_write_text(self.path / "evaluation.json", json.dumps(out, indent=2))
         return out
+
+
+TENSOR_KEYS = ("net", "optimizer", "snapshots", "generator")
+META_KEYS = ("steps", "wall_s", "next_eval", "next_snapshot", "snapshot_steps", "rng", "config")
+"""What every checkpoint holds (``trainer_state``; ``critic`` too with ``hand_critic``)."""
+
+
+def _missing(part, keys) -> str:
+    if not isinstance(part, dict):
+        return f"not a mapping but {type(part).__name__}"
+    absent = [k for k in keys if k not in part]
+    return f"no {', '.join(map(repr, absent))}" if absent else ""
 
 
 def trainer_state(trainer) -> tuple[dict, dict]:

@@ -199,6 +199,27 @@ class SelfPlayCallback(BaseCallback):
 
 
 # ----------------------------------------------------------------------------- resuming
+MODEL_FIELDS = ("num_players", "hints", "teacher", "network", "channels", "hidden", "card_hidden",
+                "card_gains", "depth")
+"""The config fields that make the network and what it reads (``teacher``: the advisor of its
+hints): a resume must keep them."""
+
+
+def check_same_model(config: TrainConfig, meta: dict, folder: Path) -> None:
+    """One ``RunFolderError`` line when ``config`` would train another network (or table) than
+    the checkpoint's config, before anything is built or written."""
+    saved = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    ours = config_to_dict(config)
+    defaults = config_to_dict(TrainConfig())
+    for key in MODEL_FIELDS:
+        if key == "teacher" and not ours["hints"]:
+            continue  # the advisor matters to the network only through its hints
+        theirs = saved.get(key, defaults[key])
+        if theirs != ours[key]:
+            raise RunFolderError(f"{folder}: its checkpoints have {key}: {theirs}, the config "
+                                 f"{ours[key]}; resume with the run's own config.yaml")
+
+
 def load_newest_intact(config: TrainConfig, folder: Path):
     """The newest checkpoint that loads, its metadata, the env (with that checkpoint's opponent
     pool) and the pool. A damaged newer checkpoint is named on stderr and, once a model has
@@ -208,6 +229,7 @@ def load_newest_intact(config: TrainConfig, folder: Path):
     try:
         for cand in resume_candidates(folder):
             if cand.problem is None:
+                check_same_model(config, cand.meta, folder)
                 pool = OpponentPool(config, folder, cand.meta.get("pool"))
                 if env is None:
                     env = make_vec_env(config, pool.specs())
