@@ -200,11 +200,28 @@ def test_error_species_not_in_play(tmp_path: Path) -> None:
     assert_error(tmp_path, doc, "players[0].hand[0]", "'oak' is not in play")
 
 
-@pytest.mark.parametrize("rank", [0, 9, -1, "3", 2.5])
+@pytest.mark.parametrize("rank", [0, 9, -1])
 def test_error_rank_outside_1_to_8(tmp_path: Path, rank) -> None:
     doc = emma()
     doc["players"][0]["arboretum"][5]["rank"] = rank
     assert_error(tmp_path, doc, "players[0].arboretum[5]", f"rank {rank!r} is outside 1..8")
+
+
+@pytest.mark.parametrize("rank", ["3", 2.5, 7.0, True])
+def test_error_rank_not_an_integer(tmp_path: Path, rank) -> None:
+    doc = emma()
+    doc["players"][0]["arboretum"][5]["rank"] = rank
+    assert_error(tmp_path, doc, "players[0].arboretum[5]", f"rank must be an integer 1..8, got {rank!r}")
+
+
+def test_a_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    plain, marked = tmp_path / "plain.json", tmp_path / "marked.json"
+    plain.write_text(json.dumps(emma()), encoding="utf-8")
+    marked.write_text(json.dumps(emma()), encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    result = run_score(marked)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == run_score(plain).stdout
 
 
 def test_error_same_card_twice_in_hand_and_arboretum(tmp_path: Path) -> None:

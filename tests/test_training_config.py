@@ -1,5 +1,6 @@
 """The typed training config: YAML in, unknown or mistyped keys refused in one line."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,19 @@ def test_a_rollout_no_machine_holds_and_a_float_written_1e_3(tmp_path):
     with pytest.raises(ConfigKeyError, match=r"n_steps \* n_envs must be at most 1,048,576"):
         load_config(write(tmp_path, "n_steps: 100000\nn_envs: 256\n"))
     assert load_config(write(tmp_path, "learning_rate: 2e-4\n")).learning_rate == 2e-4
+
+
+@pytest.mark.parametrize("text, problem", [("[a]: 1\n", "found unhashable key (line 1, column 1)"),
+                                           ("x: [1\n", "expected ',' or ']', but got '<stream end>'")])
+def test_a_yaml_error_says_what_is_wrong_and_where(tmp_path, text, problem):
+    with pytest.raises(ConfigKeyError, match="not valid YAML: " + re.escape(problem)):
+        load_config(write(tmp_path, text))
+
+
+def test_a_runs_dir_that_is_a_file_is_named(tmp_path):
+    from training.run_folder import RunFolderError, RunLock
+
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(RunFolderError, match=f"cannot write there \\({tmp_path / 'f'} is a file\\)"):
+        with RunLock(tmp_path / "f" / "run"):
+            pass

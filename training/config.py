@@ -157,8 +157,7 @@ def read_config_data(path: str | Path, overrides: dict | None = None):
     except OSError as exc:
         raise ConfigKeyError(f"{path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
-        raise ConfigKeyError(f"{path}: not valid YAML: {first}") from None
+        raise ConfigKeyError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     except (ValueError, RecursionError) as exc:  # a 5,000-digit integer, nesting 5,000 deep
         raise ConfigKeyError(f"{path}: not a usable config: {unreadable_reason(exc)}") from None
     if data is None:
@@ -168,6 +167,15 @@ def read_config_data(path: str | Path, overrides: dict | None = None):
     if overrides and isinstance(data, dict):
         data.update(overrides)
     return data
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """What a YAML error says is wrong, and where (PyYAML's first line is often only the context,
+    e.g. 'while constructing a mapping')."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if problem:
+        return problem + (f" (line {mark.line + 1}, column {mark.column + 1})" if mark else "")
+    return str(exc).splitlines()[0] if str(exc) else "invalid YAML"
 
 
 def config_to_dict(config: TrainConfig) -> dict:

@@ -52,8 +52,10 @@ class RunLock:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:  # runs_dir under a file, read-only, /proc ...
+                blocking = next((p for p in self.folder.parents if p.is_file()), None)
                 raise RunFolderError(f"{self.folder}: cannot write there "
-                                     f"({exc.strerror or type(exc).__name__})") from None
+                                     + (f"({blocking} is a file)" if blocking else
+                                        f"({exc.strerror or type(exc).__name__})")) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

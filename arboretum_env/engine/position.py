@@ -69,7 +69,9 @@ def _card(entry, where: str, in_play: set[int]) -> int:
         raise PositionError(f"{where}: unknown species {name!r}")
     if SPECIES_INDEX[name] not in in_play:
         raise PositionError(f"{where}: species {name!r} is not in play")
-    if type(rank) is not int or not 1 <= rank <= NUM_RANKS:
+    if type(rank) is not int:
+        raise PositionError(f"{where}: rank must be an integer 1..8, got {rank!r}")
+    if not 1 <= rank <= NUM_RANKS:
         raise PositionError(f"{where}: rank {rank!r} is outside 1..8")
     return make_card(SPECIES_INDEX[name], rank)
 
@@ -203,7 +205,7 @@ def format_table(result: ScoreResult, species: tuple[int, ...]) -> str:
 def score_command(path: str, text: bool = False) -> str:
     """What ``arboretum score PATH`` prints; raises ``PositionError`` on bad input."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # a byte-order mark is taken as UTF-8 too
             doc = json.load(fh)
     except OSError as exc:
         raise PositionError(f"{path}: cannot read: {exc.strerror}") from None
