@@ -33,6 +33,7 @@ from .actions import (
 )
 from .batch import observe as batch_observe
 from .batch import table as batch_table
+from .checks import plain_int, seed_value
 from .engine import DECK, GameConfig, GameState, IllegalActionError, Phase, new_game, score, state_to_position
 from .observation import OBS_SIZE, encode, layout_table
 from .table_view import TableView, table_view
@@ -188,6 +189,7 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``sco
                  starting_player: Optional[int] = None):
         EzPickle.__init__(self, num_players, render_mode, reward_mode, species, starting_player)
         super().__init__()
+        num_players, starting_player = plain_int(num_players), plain_int(starting_player)
         self.config = GameConfig(num_players, species, starting_player)  # ConfigError: ValueError
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
@@ -230,11 +232,8 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``sco
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
         """A new game made entirely from ``numpy.random.default_rng(seed)`` (species left out,
         starting player, deal); ``seed=None`` draws fresh entropy (kept in ``state.seed``)."""
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy)
-        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"reset: seed must be an int or None, got {seed!r} ({type(seed).__name__})")
-        self._start(new_game(self.config, int(seed)), None)  # == new_game(config, default_rng(seed))
+        seed = int(np.random.SeedSequence().entropy) if seed is None else seed_value(seed)
+        self._start(new_game(self.config, seed), None)  # == new_game(config, default_rng(seed))
 
     def reset_to(self, state: GameState, pending: Optional[int] = None) -> None:
         """Start from a given engine state (e.g. ``engine.state_from_dict(...)``, a clone), with
@@ -284,6 +283,8 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``sco
             self._was_dead_step(action)
             return
         action = _action_id(action, state, self._pending)
+        if not 0 <= action < NUM_ACTIONS:
+            apply_id(state, self._pending, action)  # raises IllegalActionError (out of range)
         if self._fast:
             self._step_fast(state, action)
         else:
@@ -343,9 +344,7 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``sco
         """``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (NUM_ACTIONS,)}``: fresh
         arrays, the caller's to keep or change (the env never reads them back)."""
         state = self._require_game("observe()")
-        if agent not in self._index:
-            raise KeyError(f"{ENV_NAME}: no agent {agent!r} (agents: {', '.join(self.possible_agents)})")
-        p = self._index[agent]
+        p = self._agent_index(agent)
         if self._fast:
             observation = np.empty((1, OBS_SIZE), np.float32)
             batch_observe.observe(self._table, self._observers[p], observation)
@@ -377,7 +376,13 @@ optional global ``state()`` is not provided), ``pending``, ``position()``, ``sco
 
     def table_view(self, agent: str) -> TableView:
         """What ``agent`` may know now (``TableView``): for heuristic agents."""
-        return table_view(self._require_game("table_view()"), self._index[agent], self._pending)
+        state = self._require_game("table_view()")
+        return table_view(state, self._agent_index(agent), self._pending)
+
+    def _agent_index(self, agent: str) -> int:
+        if agent not in self._index:
+            raise KeyError(f"{ENV_NAME}: no agent {agent!r} (agents: {', '.join(self.possible_agents)})")
+        return self._index[agent]
 
     # ------------------------------------------------------------------ state access
     @property

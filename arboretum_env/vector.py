@@ -45,6 +45,7 @@ from .actions import NUM_ACTIONS, describe
 from .batch import observe as batch_observe
 from .batch import table as batch_table
 from .batch.table import NO_ACTION
+from .checks import SEED_LIMIT, index_array, plain_int, seed_value
 from .engine import GameConfig, IllegalActionError, new_game
 from .observation import OBS_SIZE
 
@@ -58,12 +59,13 @@ class VectorEnv:
                  species=None, starting_player: Optional[int] = None):
         if not batch_table.available:
             raise RuntimeError("VectorEnv needs numba (the compiled fast path): pip install numba")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        num_envs, num_players = plain_int(num_envs), plain_int(num_players)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
-        self.config = GameConfig(num_players, species, starting_player)  # ConfigError: ValueError
-        self.num_envs, self.num_players, self.reward_mode = int(num_envs), num_players, reward_mode
+        self.config = GameConfig(num_players, species, plain_int(starting_player))  # ConfigError
+        self.num_envs, self.num_players, self.reward_mode = num_envs, num_players, reward_mode
         self._mode = REWARD_MODES.index(reward_mode)
         n = self.num_envs
         self.tables = batch_table.new_tables(n)
@@ -84,12 +86,16 @@ class VectorEnv:
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: Optional[int] = None):
-        """Start a game in every row; returns ``(observations, masks, to_move)``."""
+        """Start a game in every row; returns ``(observations, masks, to_move)``. Game ``i``
+        takes seed ``seed + i``, so ``seed + num_envs - 1`` must be below 2**63 too."""
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (1 << 62))
-        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"reset: seed must be an int or None, got {seed!r}")
-        self._next_seed = int(seed)
+        seed = seed_value(seed, int64=True)
+        if seed + self.num_envs > SEED_LIMIT:
+            raise ValueError(f"reset: seed must be a non-negative integer below 2**63 (or None), "
+                             f"with room for {self.num_envs} games (seed + {self.num_envs - 1} "
+                             f"< 2**63), got {seed}")
+        self._next_seed = seed
         for i in range(self.num_envs):
             self._new_game(i)
         self.rewards[:] = 0.0
@@ -103,19 +109,21 @@ class VectorEnv:
         to_move, rewards, dones)`` (see the module doc)."""
         if self._next_seed is None:
             raise RuntimeError("VectorEnv.step() before reset(): call reset() first")
+        if self._next_seed + self.num_envs > SEED_LIMIT:  # the next games' seeds must fit int64
+            raise RuntimeError("VectorEnv: the game seeds reached 2**63: reset() with a smaller seed")
         actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be {self.num_envs} int ids, got shape "
                                      f"{actions.shape} of {actions.dtype}")
-        actions = actions.astype(np.int64, copy=False)
+        if actions.dtype != np.int64:
+            if actions.dtype == np.uint64 and (actions >= NUM_ACTIONS).any():  # would wrap
+                self._refuse(actions, actions < NUM_ACTIONS)
+            actions = actions.astype(np.int64)
         inside = (actions >= 0) & (actions < NUM_ACTIONS)
         ok = inside | (actions == NO_ACTION)
         ok[inside] = self._legal[self._rows[inside], actions[inside]] == 1
         if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            legal = ", ".join(str(a) for a in np.flatnonzero(self._legal[i])) or "none"
-            raise IllegalActionError(f"illegal action {int(actions[i])} ({describe(int(actions[i]))}) "
-                                     f"in game {i} by player {int(self.to_move[i])}; legal ids: {legal}")
+            self._refuse(actions, ok)
         batch_table.step(self.tables, actions, self._mode, self._status, self._end_rewards)
         ended = self._status == batch_table.ENDED
         self.dones[:] = ended
@@ -137,11 +145,13 @@ class VectorEnv:
         """A fresh array with the observation of seat ``observers[k]`` in game ``rows[k]`` (all
         games if ``rows`` is None), e.g. for a value of every seat; ``final``: in the game that
         last ended in that row (``final_tables``; only rows that ended)."""
-        rows = self._rows if rows is None else np.asarray(rows, np.int64)
-        observers = np.asarray(observers, np.int64)
-        if observers.shape != rows.shape or (len(rows) and (
-                observers.min() < 0 or observers.max() >= self.num_players)):
-            raise ValueError(f"observers must be one seat in 0..{self.num_players - 1} per row")
+        if rows is not None:
+            rows = index_array(rows, "rows", self.num_envs, "game rows")
+        observers = index_array(observers, "observers", self.num_players, "seats")
+        rows = self._rows if rows is None else rows
+        if observers.shape != rows.shape:
+            raise ValueError(f"observers must be one seat per row: {len(observers)} observers "
+                             f"for {len(rows)} rows")
         tables = (self.final_tables if final else self.tables)[rows]
         if final and len(rows) and (tables[:, batch_table.T_PLAYERS] == 0).any():
             raise ValueError("final=True: a row asked for has not finished a game yet")
@@ -153,6 +163,17 @@ class VectorEnv:
         pass
 
     # ------------------------------------------------------------------ internals
+    def _refuse(self, actions: np.ndarray, ok: np.ndarray) -> None:
+        """Raise ``IllegalActionError`` for the first game whose action is not ``ok``."""
+        i = int(np.flatnonzero(~ok)[0])
+        a = actions[i].item()  # the value given (never wrapped)
+        if not NO_ACTION <= a < NUM_ACTIONS:
+            raise IllegalActionError(f"illegal action {a} in game {i}: ids are 0..{NUM_ACTIONS - 1}, "
+                                     f"or {NO_ACTION} to leave the game as it is")
+        legal = ", ".join(str(x) for x in np.flatnonzero(self._legal[i])) or "none"
+        raise IllegalActionError(f"illegal action {a} ({describe(a)}) in game {i} by player "
+                                 f"{int(self.to_move[i])}; legal ids: {legal}")
+
     def _new_game(self, i: int) -> None:
         seed = self._next_seed
         self._next_seed += 1

@@ -12,9 +12,11 @@ after the discard of whoever drew the last card; PettingZoo's SB3 tutorial drops
 * ``action_masks()``: the learner's legal-action mask (sb3-contrib's ``MaskablePPO`` reads it).
   It is never all-zero while the learner has a decision; after the episode ends it is all-zero.
 * An illegal learner action raises ``ValueError`` naming the action and the legal ids; nothing
-  is replaced silently. ``action_space.sample()`` samples a *legal* action of the learner's
-  current decision (so random rollouts and SB3's ``check_env`` work); ``sample(mask)`` is the
-  plain gymnasium behaviour.
+  is replaced silently. An opponent's action that is not an integer id, or not legal, raises
+  ``IllegalActionError`` naming the opponent and ends the episode (call ``reset()``).
+  ``action_space.sample()`` samples a *legal* action of the learner's current decision (so
+  random rollouts and SB3's ``check_env`` work); ``sample(mask)`` is the plain gymnasium
+  behaviour.
 * Seats: the learner sits in a random seat each episode (from the env's seeded generator)
   unless ``learner_seat`` is given. ``reset(seed=s)`` makes the whole episode reproducible:
   the seat, the game, the choice of opponents and the opponents' own random choices.
@@ -43,6 +45,8 @@ from .actions import NUM_ACTIONS, describe
 from .agents import Agent, as_policy, make_agent
 from .env import raw_env
 from .agents.hints import HINT_SIZE, HintWriter, with_hints
+from .checks import plain_int
+from .engine import IllegalActionError
 from .observation import OBS_SIZE
 
 OpponentLike = Union[str, Agent, Callable[..., int]]
@@ -95,15 +99,16 @@ class SingleAgentEnv(gymnasium.Env):
                  learner_seat: Optional[int] = None, render_mode: Optional[str] = None,
                  hints: bool = False, advisor: str = "greedy", **env_kwargs: Any) -> None:
         super().__init__()
-        if learner_seat is not None and not (isinstance(learner_seat, (int, np.integer))
-                                             and 0 <= learner_seat < num_players):
-            raise ValueError(f"learner_seat must be None or 0..{num_players - 1}, got {learner_seat!r}")
         self._args = dict(num_players=num_players, reward_mode=reward_mode, seed=seed,
                           learner_seat=learner_seat, render_mode=render_mode, hints=hints, advisor=advisor,
                           **env_kwargs)
-        self._hints = HintWriter(advisor) if hints else None
+        num_players, learner_seat = plain_int(num_players), plain_int(learner_seat)
         self.env = raw_env(num_players=num_players, reward_mode=reward_mode,
-                           render_mode=render_mode, **env_kwargs)
+                           render_mode=render_mode, **env_kwargs)  # checks num_players
+        if learner_seat is not None and (isinstance(learner_seat, bool) or not isinstance(learner_seat, int)
+                                         or not 0 <= learner_seat < num_players):
+            raise ValueError(f"learner_seat must be None or 0..{num_players - 1}, got {learner_seat!r}")
+        self._hints = HintWriter(advisor) if hints else None
         self.num_players = num_players
         self.learner_seat = learner_seat
         self.render_mode = render_mode
@@ -128,6 +133,9 @@ class SingleAgentEnv(gymnasium.Env):
         it (a repeated spec is built once and shared)."""
         if isinstance(opponents, str) or callable(opponents) or hasattr(opponents, "act"):
             opponents = [opponents]
+        if not hasattr(opponents, "__iter__"):
+            raise TypeError(f"opponents must be an agent spec (str), an agent (with act()), a callable "
+                            f"(obs, mask, view) -> int, or a non-empty list of them, got {opponents!r}")
         opponents = list(opponents)
         if not opponents:
             raise ValueError("the opponent pool is empty: give at least one opponent")
@@ -173,7 +181,10 @@ class SingleAgentEnv(gymnasium.Env):
 
     def step(self, action):
         if self._done:
-            raise RuntimeError("step() called after the episode ended: call reset()")
+            if self.seat is None:
+                raise RuntimeError("step() before reset(): call reset() first")
+            raise RuntimeError("step() called after the episode ended (or an opponent failed): "
+                               "call reset()")
         mask = self.env.action_masks()
         if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
             action = action.reshape(()).item()  # SB3 hands out 0-d or 1-element arrays
@@ -230,8 +241,28 @@ class SingleAgentEnv(gymnasium.Env):
             obs = env.observe(agent)
             action = self.opponents[player](obs["observation"], obs["action_mask"],
                                             env.table_view(agent))
-            env.step(int(action))  # an opponent's illegal action raises (a bug in the opponent)
+            try:  # an opponent's bad action raises (a bug in the opponent); the episode is over
+                env.step(self._opponent_action(player, action))
+            except IllegalActionError as e:
+                self._done = True
+                raise IllegalActionError(f"{self._opponent_name(player)}: {e}") from None
         raise RuntimeError(f"opponents made {_MAX_OPPONENT_DECISIONS} decisions in a row")
+
+    def _opponent_action(self, player: int, action) -> int:
+        """An opponent's action as an int id; anything but an integer (a float, a bool, None)
+        is refused, never rounded."""
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(()).item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise IllegalActionError(f"returned {action!r} ({type(action).__name__}), not an integer "
+                                     f"action id in 0..{NUM_ACTIONS - 1}; nothing is rounded")
+        return int(action)
+
+    def _opponent_name(self, player: int) -> str:
+        policy = self.opponents[player]
+        owner = getattr(policy, "__self__", policy)  # an agent's bound act()
+        name = getattr(owner, "name", None) or getattr(policy, "__name__", None) or type(owner).__name__
+        return f"opponent {name!r} (player {player})"
 
     def _final_info(self) -> dict:
         info = self.env.infos[self.agent]

@@ -24,6 +24,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from arboretum_env.actions import NUM_ACTIONS
+from arboretum_env.engine import IllegalActionError
 from arboretum_env.observation import OBS_SIZE
 from arboretum_env.vector import NO_ACTION, VectorEnv
 
@@ -58,11 +59,25 @@ class SnapshotPolicy:
             return torch.multinomial(probs, 1, generator=self.generator).squeeze(1).numpy()
 
 
+def _refuse(actions: list) -> None:
+    """Raise ``IllegalActionError`` for the first learner action that is not an id in 0..488."""
+    for k, x in enumerate(actions):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise IllegalActionError(f"env {k}: action {x!r} ({type(x).__name__}) is not an integer "
+                                     f"action id; nothing is rounded")
+        if not 0 <= x < NUM_ACTIONS:
+            raise IllegalActionError(f"env {k}: action {x} is not an action id in 0..{NUM_ACTIONS - 1} "
+                                     f"(the learner acts in every env; {NO_ACTION} = no action is "
+                                     f"not allowed here)")
+    raise AssertionError(f"no bad action in {actions}")
+
+
 class SelfPlayVecEnv(VecEnv):
     def __init__(self, num_envs: int, num_players: int = 2,
                  opponents: Sequence[Union[str, BatchPolicy]] = ("random",),
                  reward_mode: str = "win_loss", seed: Optional[int] = None):
         self.venv = VectorEnv(num_envs, num_players, reward_mode)
+        num_envs, num_players = self.venv.num_envs, self.venv.num_players  # plain ints, checked
         observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
         super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
         self.num_players = num_players
@@ -100,7 +115,22 @@ class SelfPlayVecEnv(VecEnv):
         return self.venv.observations.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        """One action id in 0..488 per env (the learner acts in every game; no ``NO_ACTION``):
+        anything else (a float, None, -1, a wrong length) raises ``IllegalActionError`` naming
+        the env and the value, before any game moves."""
+        self._actions = None
+        a = np.asarray(actions)
+        n = self.num_envs
+        if a.shape != (n,):
+            if a.shape != (n, 1):
+                raise IllegalActionError(f"actions must be one action id per env, shape ({n},), "
+                                         f"got shape {a.shape}")
+            a = a.reshape(n)
+        # one vectorised check, on the given dtype (nothing cast or wrapped yet)
+        if a.dtype.kind not in "iu" or ((a < 0) | (a >= NUM_ACTIONS)).any():
+            listed = isinstance(actions, (list, tuple)) and np.shape(actions) == (n,)
+            _refuse(list(actions) if listed else a.tolist())  # as given: numpy may make floats
+        self._actions = a.astype(np.int64, copy=False)
 
     def step_wait(self):
         rewards = np.zeros(self.num_envs, np.float32)
@@ -174,6 +204,12 @@ class SelfPlayVecEnv(VecEnv):
             actions = np.full(self.num_envs, NO_ACTION, np.int64)
             for k in np.unique(self.opponent_of[waiting]):
                 rows = np.flatnonzero(waiting & (self.opponent_of == k))
-                actions[rows] = self.pool[k](venv.observations[rows], venv.masks[rows])
+                out = np.asarray(self.pool[k](venv.observations[rows], venv.masks[rows]))
+                if (out.shape != rows.shape or out.dtype.kind not in "iu"
+                        or ((out < 0) | (out >= NUM_ACTIONS)).any()):  # never cast or wrapped
+                    raise IllegalActionError(
+                        f"opponent {k} ({self.pool[k]!r}) must return {len(rows)} action ids in "
+                        f"0..{NUM_ACTIONS - 1}, got {out.dtype} of shape {out.shape}: {out.tolist()}")
+                actions[rows] = out
             self._step(actions, rewards, dones, infos)
         raise RuntimeError("opponents made 10,000 decisions in a row")

@@ -14,7 +14,9 @@ from typing import Optional
 
 import numpy as np
 
+from ..actions import NUM_ACTIONS
 from ..observation import OBS_SIZE
+from ..table_view import TableView
 from .base import Agent
 from .hints import HintWriter, with_hints
 from .policy_file import PolicyFileError, load_policy_file
@@ -26,10 +28,14 @@ def choose(logits: np.ndarray, action_mask: np.ndarray, rng: Optional[np.random.
     """An action id among the legal ones (``action_mask != 0``): the legal argmax of ``logits``
     (``rng`` None) or a sample from their softmax. Non-finite logits count as the lowest; if no
     legal logit is finite, the first legal action (or a uniform sample)."""
-    legal = np.flatnonzero(np.asarray(action_mask).reshape(-1))
+    mask = np.asarray(action_mask).reshape(-1)
+    z = np.asarray(logits, dtype=np.float64).reshape(-1)
+    if mask.shape != z.shape:
+        raise ValueError(f"choose: one mask entry per logit, got {mask.size} for {z.size} logits")
+    legal = np.flatnonzero(mask)
     if len(legal) == 0:
         raise ValueError("PolicyAgent: the action mask has no legal action")
-    z = np.asarray(logits, dtype=np.float64).reshape(-1)[legal]
+    z = z[legal]
     finite = np.isfinite(z)
     if not finite.any():
         return int(legal[0] if rng is None else rng.choice(legal))
@@ -70,11 +76,16 @@ class PolicyAgent(Agent):
         if np.size(observation) != OBS_SIZE:
             raise ValueError(f"PolicyAgent.act: expected the env's observation ({OBS_SIZE} values), "
                              f"got {np.size(observation)}")
+        if np.shape(action_mask) != (NUM_ACTIONS,):
+            raise ValueError(f"PolicyAgent.act: the action mask must have shape ({NUM_ACTIONS},) "
+                             f"(one entry per action id), got {np.shape(action_mask)}")
         if not np.any(action_mask):
             raise ValueError("PolicyAgent.act: the action mask has no legal action")
+        if self.hints is not None and not isinstance(view, TableView):
+            raise (ValueError if view is None else TypeError)(
+                f"PolicyAgent.act: this policy reads hints; pass the TableView: view must be the "
+                f"acting seat's TableView, got {type(view).__name__}")
         if self.hints is not None:
-            if view is None:
-                raise ValueError("PolicyAgent.act: this policy reads hints; pass the TableView")
             observation = with_hints(observation, view, self.hints, action_mask)
         logits = self.logits(observation)
         return choose(logits, action_mask, None if self.deterministic else self.rng)
