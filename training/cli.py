@@ -127,7 +127,9 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
                                    "or a policy file as TorchScript or ONNX (--format torchscript|onnx); or convert "
                                    "an old TorchScript policy file (--trust-torchscript).")
     p.add_argument("checkpoint", help="checkpoint .zip, run folder, or policy file")
-    p.add_argument("-o", "--output", help="policy file to write (default: beside the checkpoint)")
+    p.add_argument("-o", "--output",
+                   help="file to write, never one of the input's (default: beside the source, named after "
+                        "it; for a checkpoint in RUN/checkpoints/: RUN/step_N_policy.safetensors, .pt or .onnx)")
     p.add_argument("--format", default="safetensors", choices=("safetensors", "torchscript", "onnx"),
                    help="safetensors: a data-only policy file (default); torchscript or onnx (the onnx "
                         "extra): for deployment elsewhere, the mask applied inside")

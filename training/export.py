@@ -31,13 +31,15 @@ from torch import nn
 
 from arboretum_env.actions import NUM_ACTIONS
 from arboretum_env.agents.networks import input_size
-from arboretum_env.agents.policy_file import SUFFIX, PolicyFileError, load_policy_file, save_policy_file
+from arboretum_env.agents.policy_file import (SUFFIX, PolicyFileError, load_policy_file, program_kind,
+                                              program_problem, save_policy_file)
 from arboretum_env.fileio import OutputPathError, atomic_write_bytes, atomic_write_text, check_writable
 from arboretum_env.versions import check_versions, current_versions
 from training.config import config_from_dict
 from training.network import sb3_network_state
 from training.sb3_safe import CheckpointError, safe_load
 from training.selfplay_export import export_selfplay_checkpoint, selfplay_checkpoint
+from training.tournament_files import input_paths, refuse_output_over_inputs
 
 __all__ = ["CheckpointError", "export_policy", "export_torchscript", "export_onnx", "convert_torchscript", "save_checkpoint",
            "find_checkpoint", "read_checkpoint_meta", "load_checkpoint", "export_command"]
@@ -143,6 +145,9 @@ def convert_torchscript(old: str | Path, out: str | Path, *, trust: bool = False
     Loading TorchScript runs the program inside the file: only with ``trust=True``, for files
     from a source you trust (this project's own older releases)."""
     old = Path(old)
+    kind = program_kind(old)
+    if kind not in ("torchscript", "unknown"):  # a self-play checkpoint without its .json, a pickle
+        raise PolicyFileError(program_problem(old, kind))
     if not trust:
         raise PolicyFileError(f"{old}: converting a TorchScript file runs the code inside it; "
                               f"add --trust-torchscript if you trust its author")
@@ -250,34 +255,53 @@ def _writing(target: Path):
         raise OutputPathError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
 
 
+def default_output(checkpoint: Path, suffix: str) -> Path:
+    """Where ``export`` writes without ``-o``: ``<stem>_policy<suffix>`` beside the checkpoint, or
+    for a checkpoint in a run's ``checkpoints/``, in the run folder (``RUN/step_N_policy.pt``):
+    never among the run's checkpoints, where a ``step_*`` file would be taken for one."""
+    folder = checkpoint.parent.parent if checkpoint.parent.name == "checkpoints" else checkpoint.parent
+    return folder / f"{checkpoint.stem}_policy{suffix}"
+
+
+def _target(out: str | None, default: Path, source: str, checkpoint: Path | None = None) -> Path:
+    """The output path, checked before anything is loaded: writable, and none of the input's
+    files (the source, a checkpoint's ``.json``, a run's ``checkpoints/`` and ``pool/``)."""
+    target = Path(out) if out else default
+    inputs = input_paths(source) + (input_paths(str(checkpoint)) if checkpoint is not None else [])
+    refuse_output_over_inputs("-o", target, inputs)
+    return check_writable(target, "-o")
+
+
 def export_command(source: str, out: str | None, fmt: str = "safetensors",
                    trust_torchscript: bool = False) -> str:
-    """``arboretum export SOURCE [-o FILE] [--format safetensors|torchscript]
+    """``arboretum export SOURCE [-o FILE] [--format safetensors|torchscript|onnx]
     [--trust-torchscript]``: a checkpoint (or run folder) to a policy file; a policy file (or a
-    checkpoint) to TorchScript or ONNX; an old TorchScript policy file (trusted) to a policy file. The output path is
-    checked before anything is loaded. Returns the text to print."""
+    checkpoint) to TorchScript or ONNX; an old TorchScript policy file (trusted) to a policy file.
+    The output path is checked before anything is loaded (``_target``). Returns the text to print."""
     if fmt not in FORMATS:
         raise PolicyFileError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     deploy = {"torchscript": (export_torchscript, ".pt"), "onnx": (export_onnx, ".onnx")}.get(fmt)
+    suffix = SUFFIX if deploy is None else deploy[1]
     src = Path(source)
     selfplay = selfplay_checkpoint(src)  # None for SB3 checkpoints and folders, policy files
     if selfplay is not None:  # a self-play checkpoint (or run folder): its learner's network
-        suffix = SUFFIX if deploy is None else deploy[1]
-        target = check_writable(Path(out) if out else selfplay.with_name(selfplay.stem + "_policy" + suffix), "-o")
+        target = _target(out, default_output(selfplay, suffix), source, selfplay)
         return _write_policy(target, deploy, lambda path: export_selfplay_checkpoint(selfplay, path))
     if src.is_file() and src.suffix == ".pt":
-        target = check_writable(Path(out) if out else src.with_suffix(SUFFIX), "-o")
+        target = _target(out, src.with_suffix(SUFFIX), source)
         with _writing(target):
             return f"wrote {convert_torchscript(src, target, trust=trust_torchscript)}"
     if src.is_file() and src.suffix == SUFFIX:
         if deploy is None:
+            kind = program_kind(src)  # "unknown" for a safetensors file
+            if kind != "unknown":  # e.g. a TorchScript program named .safetensors
+                raise PolicyFileError(program_problem(src, kind))
             raise PolicyFileError(f"{src}: already a policy file (use --format torchscript or onnx to deploy it)")
-        target = check_writable(Path(out) if out else src.with_suffix(deploy[1]), "-o")
+        target = _target(out, src.with_suffix(deploy[1]), source)
         with _writing(target):
             return f"wrote {deploy[0](src, target)}"
     zip_path = find_checkpoint(source)
-    suffix = SUFFIX if deploy is None else deploy[1]
-    target = check_writable(Path(out) if out else zip_path.with_name(zip_path.stem + "_policy" + suffix), "-o")
+    target = _target(out, default_output(zip_path, suffix), source, zip_path)
     model, meta, zip_path = load_checkpoint(zip_path)
     config = checkpoint_config(zip_path, meta)
     return _write_policy(target, deploy, lambda path: export_policy(

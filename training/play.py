@@ -318,6 +318,8 @@ def play_command(opponents: Optional[Sequence[str]] = None, players: Optional[in
     from training.tournament import load_entrants
 
     specs = list(opponents or [])
+    if players is None and len(specs) > 3:  # no --players: the opponents alone are too many
+        raise PlayError(f"{len(specs)} opponents: a table holds at most 3")
     if players is None:
         players = max(2, len(specs) + 1)
     if not 2 <= players <= 4:

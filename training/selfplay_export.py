@@ -63,11 +63,12 @@ def export_selfplay_policy(trainer, path: Path) -> Path:
 
 # ----------------------------------------------------------------------------- checkpoints as policies
 def checkpoint_files(checkpoints: Path) -> list[Path]:
-    """A self-play run's ``checkpoints/step_N.pt`` files, newest first."""
+    """A self-play run's ``checkpoints/step_N.pt`` files, newest first (``step_N`` exactly: not an
+    export such as ``step_N_policy.pt`` that older versions wrote there)."""
     if not checkpoints.is_dir():
         return []
-    found = [(int(p.stem.split("_")[1]), p) for p in checkpoints.glob("step_*.pt")
-             if p.stem.split("_")[1].isdigit()]
+    found = [(int(p.stem[5:]), p) for p in checkpoints.glob("step_*.pt")
+             if p.stem[5:].isascii() and p.stem[5:].isdigit()]
     return [p for _, p in sorted(found, reverse=True)]
 
 

@@ -47,9 +47,11 @@ import numpy as np
 from arboretum_env.errors import UserError
 from arboretum_env.fileio import atomic_write_text, check_writable
 from training.plots import CURVE_FILES
-from training.tournament_files import to_json, write_csv, write_plot
+from training.tournament_files import refuse_clobbering, to_json, write_csv, write_plot
 
 Z95 = 1.959963984540054
+MAX_GAMES = 1_000_000
+"""The most games one tournament plays: every game's record is kept (and written to --json)."""
 
 
 class TournamentError(UserError):
@@ -81,10 +83,10 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
     """``(agent, kind, run_folder)`` for an agent spec; a one-line ``UserError`` if it is bad."""
     from arboretum_env.agents import AGENT_REGISTRY, make_agent
 
+    if not spec.strip():  # Path("") is the current folder
+        raise TournamentError("empty agent name: give an agent name, a checkpoint or a policy file")
     if spec.startswith("policy:"):  # the training pool's spelling of a policy file
-        from arboretum_env.agents.policy import PolicyAgent
-
-        return PolicyAgent(spec[len("policy:"):], seed=seed), "policy", None
+        return make_agent(spec, seed=seed), "policy", None
     path = Path(spec)
     looks_like_path = path.suffix in (".zip", ".pt", ".safetensors") or "/" in spec or "\\" in spec or path.exists()
     if not looks_like_path:
@@ -342,14 +344,17 @@ def evaluate_command(specs: Sequence[str], players: int = 2, games: int = 40, se
     cannot be written loses nothing); without ``out`` they are returned as one text."""
     if not 2 <= players <= 4:
         raise TournamentError(f"--players must be 2, 3 or 4, got {players}")
-    if games < 1:
-        raise TournamentError(f"--games must be at least 1, got {games}")
+    if not 1 <= games <= MAX_GAMES:
+        shown = str(games) if len(str(games)) <= 20 else str(games)[:17] + "..."
+        raise TournamentError(f"--games must be at least 1 and at most {MAX_GAMES:,}, got {shown}")
     if seed < 0:
         raise TournamentError(f"--seed must be 0 or more, got {seed}")
     if len(specs) < players:
         raise TournamentError(
             f"{players} players per table need at least {players} entrants, got {len(specs)}; "
             f"list an agent twice to enter it twice (e.g. 'greedy greedy')")
+    refuse_clobbering([("--json", json_path), ("--csv", csv_path), ("--plot", plot_path)],
+                      [*specs, *([run] if run else [])])
     outputs = (_check_output(json_path, "--json"), _check_output(csv_path, "--csv"),
                _check_output(plot_path, "--plot", ".png"))
     run_path = None

@@ -1,17 +1,109 @@
 """The files ``arboretum evaluate`` writes: JSON (everything), CSV (one row per entrant) and the
 PNG plot (ratings, and learning curves of run folders). Each is written whole or not at all
 (``atomic_write``). ``result`` is a ``training.tournament.TournamentResult`` (not imported:
-``tournament`` imports this module)."""
+``tournament`` imports this module).
+
+Also the check, shared with ``arboretum export``, that no output lands on a file the command
+reads (:func:`input_paths`, :func:`refuse_output_over_inputs`) nor on another output
+(:func:`refuse_same_outputs`): refused before any work, so a refused command loses nothing."""
 
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
+from arboretum_env.errors import UserError
 from arboretum_env.fileio import atomic_write
+from training.plots import CURVE_FILES
+
+
+class OutputOverInputError(UserError):
+    """An output path that is a file the command reads, or another output of the command."""
+
+
+# ----------------------------------------------------------------------------- outputs over inputs
+RUN_STATE_FOLDERS = ("checkpoints", "pool")
+"""A run's folders of training state: nothing a command writes goes in them."""
+RUN_READ_FILES = ("policy.safetensors", *CURVE_FILES)
+"""A run folder's files that ``evaluate`` reads (its entrant, its learning curve): no output
+replaces them while they exist (``export RUN -o RUN/policy.safetensors`` mid-run is fine)."""
+
+
+def _run_paths(run: Path) -> list[tuple[Path, bool, str]]:
+    out = [(run / name, True, f"inside the input run's {name}/ ({run})") for name in RUN_STATE_FOLDERS]
+    out += [(run / name, False, f"a file of the input run {run}") for name in RUN_READ_FILES
+            if (run / name).exists()]
+    out += [(p, False, "an input checkpoint") for p in run.glob("step_*")]  # a checkpoints folder given as is
+    return out
+
+
+def input_paths(spec: str) -> list[tuple[Path, bool, str]]:
+    """``(path, is_folder, what)`` for everything a command reads through the input ``spec`` (an
+    agent spec, a checkpoint, a policy file or a run folder): the file, a checkpoint's ``.json``
+    and, for a run folder or a file in its ``checkpoints/``, the run's state (a folder stands for
+    every file under it). Empty for an agent name that is not a path."""
+    path = Path(spec[len("policy:"):] if spec.startswith("policy:") else spec)
+    if not str(spec).strip() or not path.exists():
+        return []
+    if path.is_dir():
+        return _run_paths(path) + (_run_paths(path.parent) if path.name == "checkpoints" else [])
+    out = [(path, False, "the input file")]
+    if path.suffix in (".zip", ".pt"):
+        out.append((path.with_suffix(".json"), False, "the input checkpoint's .json"))
+    if path.parent.name == "checkpoints":
+        out += _run_paths(path.parent.parent)
+    return out
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return path.absolute()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if _resolved(a) == _resolved(b):
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)  # hard links too
+    except OSError:
+        return False
+
+
+def refuse_output_over_inputs(option: str, output: Optional[str | Path], inputs) -> None:
+    """A one-line ``OutputOverInputError`` if ``output`` is (resolves to) one of ``inputs`` (from
+    :func:`input_paths`) or lies inside an input folder."""
+    if output is None:
+        return
+    target = Path(output)
+    for path, folder, what in inputs:
+        hit = _resolved(target).is_relative_to(_resolved(path)) if folder else _same_file(target, path)
+        if hit:
+            raise OutputOverInputError(f"{option} {output}: that is {what}; give another name")
+
+
+def refuse_clobbering(outputs: Sequence[tuple[str, Optional[str | Path]]], specs: Sequence[str]) -> None:
+    """Before any work: no two ``(option, path)`` outputs the same file, none of them a file the
+    inputs ``specs`` name (:func:`input_paths`)."""
+    refuse_same_outputs(outputs)
+    for spec in specs:
+        paths = input_paths(spec)
+        for option, path in outputs:
+            refuse_output_over_inputs(option, path, paths)
+
+
+def refuse_same_outputs(outputs: Sequence[tuple[str, Optional[str | Path]]]) -> None:
+    """A one-line ``OutputOverInputError`` if two of ``(option, path)`` name the same file."""
+    given = [(option, Path(path)) for option, path in outputs if path is not None]
+    for i, (option, path) in enumerate(given):
+        for other, earlier in given[:i]:
+            if _same_file(path, earlier):
+                raise OutputOverInputError(f"{option} {path}: the same file as {other}; give each output its own name")
 
 
 def to_json(result) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..errors import UserError
 from .base import Agent, RandomAgent, as_policy, legal_actions
 from .greedy import GreedyAgent
 from .tempo import TempoAgent
@@ -76,7 +77,13 @@ def make_agent(spec: str, seed: Optional[int] = None) -> Agent:
                      f"(or 'kind:argument' of a registered kind)")
 
 
+class AgentSpecError(UserError, ValueError):
+    """A bad agent spec (one line); a ``ValueError`` too, as ``make_agent``'s other refusals."""
+
+
 def _policy_file(argument: str, seed: Optional[int]) -> Agent:
+    if not argument.strip():
+        raise AgentSpecError("agent policy needs a file: policy:PATH")
     from .policy import PolicyAgent  # torch is imported only when a policy file is used
 
     return PolicyAgent(argument, seed)
@@ -114,4 +121,4 @@ register_resolver(_policy_path)
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
            "register_resolver", "AGENT_REGISTRY", "SHIPPED_POLICY", "SELFPLAY_POLICY", "SHIPPED_FOLDERS", "BASELINES", "HEURISTIC_AGENTS", "legal_actions",
-           "as_policy"]
+           "as_policy", "AgentSpecError"]

@@ -87,15 +87,64 @@ def save_policy_file(path, network: str, network_kwargs: dict, state_dict: dict,
     return path
 
 
+def program_kind(path: Path) -> str:
+    """What a zip or pickle file is, found without running anything in it: ``"torchscript"`` (a
+    zip with ``code/``), ``"checkpoint"`` (a self-play checkpoint: ``torch.load(weights_only=True)``
+    gives a dict with ``net``), ``"torch.save"`` (other plain tensor data), ``"pickle"`` (objects
+    the weights-only loader refuses), ``"zip"`` (another zip) or ``"unknown"`` (unreadable)."""
+    import zipfile
+
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4)
+        if head[:1] != b"\x80" and head != b"PK\x03\x04":
+            return "unknown"
+        if head == b"PK\x03\x04":
+            with zipfile.ZipFile(path) as archive:
+                inner = [name.partition("/")[2] for name in archive.namelist()]
+            if any(name.startswith("code/") or name == "constants.pkl" for name in inner):
+                return "torchscript"
+            if "data.pkl" not in inner:
+                return "zip"
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError):
+        return "unknown"
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)  # runs nothing from the file
+    except Exception:  # objects the weights-only unpickler refuses, or not torch data at all
+        return "pickle"
+    return "checkpoint" if isinstance(data, dict) and "net" in data else "torch.save"
+
+
+def program_problem(path: Path, kind: str) -> str:
+    """The one-line refusal for a file of ``program_kind`` ``kind`` given as a policy file."""
+    if kind == "checkpoint":
+        meta = path.with_suffix(".json")
+        state = "is damaged or not a self-play checkpoint's" if meta.exists() else "is missing"
+        return (f"{path}: not a policy file: it looks like a self-play checkpoint whose {meta.name} {state}; "
+                f"copy step_N.json from the run's checkpoints/ beside it, or give the run folder")
+    if kind == "torchscript" and path.suffix == SUFFIX:
+        return (f"{path}: not a policy file: a TorchScript program named {SUFFIX} (a TorchScript or pickle "
+                f"file can run code, so it is never loaded); if you trust its author, rename it to .pt "
+                f"and convert it once: arboretum export NAME.pt --trust-torchscript")
+    if kind in ("torch.save", "pickle"):
+        what = "a torch.save file (pickled tensors)" if kind == "torch.save" else "a pickle file"
+        return (f"{path}: not a policy file: {what}, which nothing here loads as a policy "
+                f"(a TorchScript or pickle file can run code)")
+    if kind == "zip":
+        return f"{path}: not a policy file: a zip archive, neither TorchScript nor torch.save data"
+    return (f"{path}: a TorchScript or pickle file (it can run code), not a data-only policy file; "
+            f"if you trust its author, convert it once: arboretum export {path} --trust-torchscript")
+
+
 def _refuse_program(path: Path, head: bytes) -> None:
-    """A zip (TorchScript, ``torch.save``) or a pickle is named as such. A safetensors file starts
-    with its header's length (8 bytes, little-endian) and then ``{``: never taken for either."""
+    """A zip (TorchScript, ``torch.save``) or a pickle is named as such (``program_problem``). A
+    safetensors file starts with its header's length (8 bytes, little-endian) and then ``{``:
+    never taken for either."""
     if head[8:9] == b"{":
         return
     if head.startswith(b"PK\x03\x04") or head[:1] == b"\x80":
-        raise PolicyFileError(
-            f"{path}: a TorchScript or pickle file (it can run code), not a data-only policy file; "
-            f"if you trust its author, convert it once: arboretum export {path} --trust-torchscript")
+        raise PolicyFileError(program_problem(path, program_kind(path)))
 
 
 def read_policy_file(path) -> tuple[dict, dict]:
