@@ -32,6 +32,11 @@ def test_shipped_configs_load(name, monkeypatch):
         monkeypatch.chdir(REPO)  # a recipe's paths are relative to the repository root
         assert len(league_opponents(config)) == len(config.league)  # the files it names are taken
         assert (initial_weights(config) is None) == (not config.init_policy)
+    elif data.get("trainer") == "afterstate":
+        from training.afterstate_td import AfterstateConfig, afterstate_config
+
+        config = afterstate_config(data, name)
+        assert isinstance(config, AfterstateConfig)
     else:
         config = load_config(REPO / "configs" / name)
         assert isinstance(config, TrainConfig)
@@ -80,7 +85,7 @@ def test_cli_bad_config_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("trainer: alphazero\n", "trainer must be selfplay or sb3 (left out: sb3), got 'alphazero'"),
+    ("trainer: alphazero\n", "trainer must be selfplay, afterstate or sb3 (left out: sb3), got 'alphazero'"),
     ("trainer: sb3\nlearing_rate: 0.1\n", "unknown key 'learing_rate'"),  # sb3 named: the SB3 config's keys
     ("trainer: selfplay\nn_envs: 4\n", "unknown key 'n_envs'"),  # selfplay: the self-play config's keys
 ])

@@ -54,8 +54,11 @@ def train_command(config_path: str, overrides: list[str], resume: bool, progress
     trainer = data.get("trainer", "sb3") if isinstance(data, dict) else "sb3"
     if trainer == "selfplay":
         return selfplay_command(data, config_path, resume, progress, replace)
+    if trainer == "afterstate":
+        return afterstate_command(data, config_path, resume, progress, replace)
     if trainer != "sb3":
-        raise ConfigKeyError(f"{config_path}: trainer must be selfplay or sb3 (left out: sb3), got {trainer!r}")
+        raise ConfigKeyError(f"{config_path}: trainer must be selfplay, afterstate or sb3 (left out: sb3), "
+                             f"got {trainer!r}")
     if isinstance(data, dict):
         data = {key: value for key, value in data.items() if key != "trainer"}
     config = config_from_dict(data, str(config_path))
@@ -80,6 +83,18 @@ def selfplay_command(data: dict, source: str, resume: bool, progress: bool, repl
     return (f"run {folder} after {out['steps']} learner steps ({out['wall_s']} s of training, "
             f"{out['steps_per_s']} steps/s):\n{format_evaluation(out['final'])}\n"
             f"policy: {folder}/policy.safetensors\ncurve: {folder}/learning_curve.png")
+
+
+def afterstate_command(data: dict, source: str, resume: bool, progress: bool, replace: bool) -> str:
+    """``train`` for a config with ``trainer: afterstate`` (``training.afterstate_td``)."""
+    from training.afterstate_td import afterstate_config, train_afterstate
+
+    config = afterstate_config(data, str(source))
+    out = train_afterstate(config, resume=resume, progress=progress, overwrite=replace)
+    folder = f"{config.runs_dir}/{config.run_name}"
+    return (f"run {folder} after {out['steps']} learner decisions ({out['wall_s']} s of training):\n"
+            f"{format_evaluation(out['final'])}\nvalue file: {folder}/policy.safetensors\n"
+            f"curve: {folder}/learning_curve.png")
 
 
 def _add_score(sub: argparse._SubParsersAction) -> None:

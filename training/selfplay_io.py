@@ -79,14 +79,19 @@ class RunFolder:
         atomic_write_text(path.with_suffix(".json"), json.dumps(meta))  # written last: marks it whole
         return path
 
-    def load_newest_checkpoint(self) -> tuple[dict, dict]:
-        """The newest checkpoint that reads back whole (``trainer_state``'s keys present); each
-        newer one that does not is named, with what is wrong, and skipped."""
+    def config_dict(self) -> dict:
+        return asdict(self.config)
+
+    def load_newest_checkpoint(self, tensor_keys=None, meta_keys=None) -> tuple[dict, dict]:
+        """The newest checkpoint that reads back whole (the trainer's keys present: by default
+        ``trainer_state``'s); each newer one that does not is named, with what is wrong, and
+        skipped."""
+        tensor_keys, meta_keys = tensor_keys or TENSOR_KEYS, meta_keys or META_KEYS
         for path in checkpoint_files(self.checkpoints):
             try:
                 meta = json.loads(path.with_suffix(".json").read_text())
                 tensors = torch.load(path, map_location="cpu", weights_only=True)
-                missing = _missing(tensors, TENSOR_KEYS) or _missing(meta, META_KEYS)
+                missing = _missing(tensors, tensor_keys) or _missing(meta, meta_keys)
                 if missing:
                     raise ValueError(missing)
                 int(meta["steps"])

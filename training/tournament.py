@@ -107,15 +107,15 @@ def load_agent(spec: str, seed: int = 0, _cache: Optional[dict] = None):
     if path.suffix in (".safetensors", ".pt") or (path.is_file() and path.suffix not in (".zip", ".json")):
         if not path.is_file():  # said before importing torch
             raise TournamentError(f"{spec}: no such policy file")
-        from arboretum_env.agents.policy import PolicyAgent
+        from arboretum_env.agents import policy_file_agent
 
-        return PolicyAgent(path, seed=seed), "policy", None
+        return policy_file_agent(path, seed=seed), "policy", None
     if not path.exists():
         raise TournamentError(f"{spec}: no such checkpoint, run folder or policy file")
     if path.is_dir() and not list(path.glob("checkpoints/step_*.zip")) and (path / "policy.safetensors").is_file():
-        from arboretum_env.agents.policy import PolicyAgent  # a self-play run folder: its policy file
+        from arboretum_env.agents import policy_file_agent  # a self-play run folder: its policy file
 
-        return PolicyAgent(path / "policy.safetensors", seed=seed), "policy", path
+        return policy_file_agent(path / "policy.safetensors", seed=seed), "policy", path
     if path.is_file() and path.suffix != ".zip":
         raise TournamentError(f"{spec}: not a checkpoint (.zip), run folder or policy file (.safetensors)")
     cache = {} if _cache is None else _cache

@@ -81,12 +81,23 @@ class AgentSpecError(UserError, ValueError):
     """A bad agent spec (one line); a ``ValueError`` too, as ``make_agent``'s other refusals."""
 
 
+def policy_file_agent(path, seed: Optional[int] = None) -> Agent:
+    """The agent a data-only file describes: an afterstate value file
+    (``agents.afterstate``) plays with ``AfterstateAgent``, any other policy file with
+    ``PolicyAgent``."""
+    from .afterstate import afterstate_agent, value_file_description
+
+    if value_file_description(path) is not None:
+        return afterstate_agent(path, seed)
+    from .policy import PolicyAgent  # torch is imported only when a policy file is used
+
+    return PolicyAgent(path, seed)
+
+
 def _policy_file(argument: str, seed: Optional[int]) -> Agent:
     if not argument.strip():
         raise AgentSpecError("agent policy needs a file: policy:PATH")
-    from .policy import PolicyAgent  # torch is imported only when a policy file is used
-
-    return PolicyAgent(argument, seed)
+    return policy_file_agent(argument, seed)
 
 
 def _policy_path(spec: str, seed: Optional[int]) -> Optional[Agent]:
@@ -121,4 +132,4 @@ register_resolver(_policy_path)
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
            "register_resolver", "AGENT_REGISTRY", "SHIPPED_POLICY", "SELFPLAY_POLICY", "SHIPPED_FOLDERS", "BASELINES", "HEURISTIC_AGENTS", "legal_actions",
-           "as_policy", "AgentSpecError"]
+           "as_policy", "AgentSpecError", "policy_file_agent"]
