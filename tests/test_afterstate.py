@@ -175,3 +175,9 @@ def test_the_recipe_loads():
 
     config = afterstate_config(read_config_data(REPO / "configs" / "afterstate_2p.yaml"), "recipe")
     assert config.trainer == "afterstate" and config.num_players == 2
+
+
+def test_the_guide_holds_the_feature_table():
+    from arboretum_env.agents.afterstate import feature_table
+
+    assert feature_table() in (REPO / "docs" / "afterstate.md").read_text()

@@ -64,6 +64,12 @@ SPECIES_FEATURES: tuple[tuple[str, str], ...] = (
                    "arboretum as it stands / 20"),
 )
 FEATURES = len(SPECIES_FEATURES)
+
+
+def feature_table() -> str:
+    """``SPECIES_FEATURES`` as a markdown table (docs/afterstate.md holds it verbatim)."""
+    rows = [f"| {k} | `{name}` | {meaning} |" for k, (name, meaning) in enumerate(SPECIES_FEATURES)]
+    return "\n".join(["| # | feature | meaning |", "|---|---|---|", *rows])
 FORMAT = "arboretum-afterstate/1"
 META_KEY = "arboretum"
 LAYERS = ("l1", "l2", "l3")
