@@ -177,15 +177,15 @@ class Value:
     ``l3.bias`` (``torch.nn.Linear`` layout: ``[out, in]``)."""
 
     def __init__(self, weights: dict[str, np.ndarray]) -> None:
-        self.layers = [(np.asarray(weights[f"{n}.weight"], np.float64).T, np.asarray(weights[f"{n}.bias"], np.float64))
-                       for n in LAYERS]
+        self.layers = [(np.ascontiguousarray(np.asarray(weights[f"{n}.weight"], np.float32).T),
+                        np.asarray(weights[f"{n}.bias"], np.float32)) for n in LAYERS]
         if self.layers[0][0].shape[0] != FEATURES or self.layers[-1][0].shape[1] != 1:
             raise ValueError(f"value weights: expected {FEATURES} features in and 1 value out, got "
                              f"{self.layers[0][0].shape[0]} in and {self.layers[-1][0].shape[1]} out")
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        """``x [..., species, FEATURES]`` -> ``[...]``."""
-        h = x
+        """``x [..., species, FEATURES]`` -> ``[...]`` (in float32, as the network was trained)."""
+        h = np.asarray(x, np.float32)
         for k, (w, b) in enumerate(self.layers):
             h = h @ w + b
             if k < len(self.layers) - 1:
