@@ -181,3 +181,15 @@ def test_the_guide_holds_the_feature_table():
     from arboretum_env.agents.afterstate import feature_table
 
     assert feature_table() in (REPO / "docs" / "afterstate.md").read_text()
+
+
+def test_the_shipped_afterstate_agent_says_what_it_learned_from_and_plays_by_name():
+    value, description = load_value_file(REPO / "models" / "afterstate_2p" / "policy.safetensors")
+    assert description["hints"] is None and "self-play from scratch" in description["trained_from"]
+    config = afterstate_config(dict(description["config"], runs_dir="models"), "shipped")
+    assert config.total_games == description["games"]  # the file's own account of its run
+    agent = make_agent("afterstate", seed=0)
+    assert isinstance(agent, AfterstateAgent)
+    for seat in (0, 1):
+        agents = [agent, make_agent("greedy", seed=1)]
+        assert len(play_game(agents if seat == 0 else agents[::-1], 2, seed=seat).totals) == 2

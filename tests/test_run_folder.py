@@ -130,7 +130,7 @@ def test_replace_moves_the_old_run_aside(resumed, tmp_path):
 def test_the_shipped_agents_folders_are_the_repositorys():
     from training import run_folder
     assert [f.resolve() for f in run_folder.SHIPPED_FOLDERS] == [
-        (REPO / "models" / name).resolve() for name in ("shipped", "selfplay_2p")]
+        (REPO / "models" / name).resolve() for name in ("shipped", "selfplay_2p", "afterstate_2p")]
     assert all((folder / "policy.safetensors").is_file() for folder in run_folder.SHIPPED_FOLDERS)
 
 

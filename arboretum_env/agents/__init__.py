@@ -109,7 +109,9 @@ SHIPPED_POLICY = MODELS / "shipped" / "policy.safetensors"
 """The shipped agent's policy file, relative to the repository (not part of a wheel)."""
 SELFPLAY_POLICY = MODELS / "selfplay_2p" / "policy.safetensors"
 """The agent learned by self-play from scratch (``configs/selfplay_2p.yaml``)."""
-SHIPPED_FOLDERS = (SHIPPED_POLICY.parent, SELFPLAY_POLICY.parent)
+AFTERSTATE_POLICY = MODELS / "afterstate_2p" / "policy.safetensors"
+"""The afterstate value learned by self-play TD(lambda) from scratch (``configs/afterstate_2p.yaml``)."""
+SHIPPED_FOLDERS = (SHIPPED_POLICY.parent, SELFPLAY_POLICY.parent, AFTERSTATE_POLICY.parent)
 """The folders of the shipped agents: training never writes into them."""
 
 
@@ -128,6 +130,7 @@ def _model_agent(name: str, path: Path) -> AgentFactory:
 register_agent("policy", _policy_file)
 register_agent("shipped", _model_agent("shipped", SHIPPED_POLICY))
 register_agent("selfplay", _model_agent("selfplay", SELFPLAY_POLICY))
+register_agent("afterstate", _model_agent("afterstate", AFTERSTATE_POLICY))
 register_resolver(_policy_path)
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "GreedyPlusAgent", "TempoAgent", "make_agent", "register_agent",
