@@ -156,6 +156,12 @@ def test_a_tiny_run_writes_its_outputs_resumes_and_repeats(tmp_path):
     assert longer["steps"] > out["steps"]
     steps = [json.loads(line)["step"] for line in (folder / "curve.jsonl").read_text().splitlines()]
     assert steps == sorted(set(steps))
+    from training.selfplay_io import RunFolderError
+
+    with pytest.raises(RunFolderError, match="this run finished at 10 games; raise total_games"):
+        train_afterstate(afterstate_config({**TINY, "runs_dir": str(tmp_path / "a"), "total_games": 10}),
+                         resume=True, progress=False)
+    assert [json.loads(line)["step"] for line in (folder / "curve.jsonl").read_text().splitlines()] == steps
 
 
 def test_the_cli_runs_it_and_a_resume_with_another_width_is_one_line(tmp_path, capsys):

@@ -241,15 +241,20 @@ def train_afterstate(config: AfterstateConfig, resume: bool = False, progress: b
     with folder.lock():
         trainer = AfterstateTrainer(config, folder)
         if resume:
-            tensors, meta = folder.load_newest_checkpoint(("net", "optimizer"), ("steps", "games", "wall_s", "rng"))
-            if meta.get("config", {}).get("hidden") != config.hidden:
-                raise RunFolderError(f"{folder.path}: its checkpoints have hidden: {meta.get('config', {}).get('hidden')}, "
-                                     f"the config {config.hidden}; resume with the run's own config.yaml")
+            tensors, meta = folder.load_newest_checkpoint(("net", "optimizer"),
+                                                          ("steps", "games", "wall_s", "rng", "config"))
+            hidden = meta["config"].get("hidden") if isinstance(meta["config"], dict) else None
+            if hidden != config.hidden:
+                raise RunFolderError(f"{folder.path}: its checkpoints have hidden: {hidden}, the config "
+                                     f"{config.hidden}; resume with the run's own config.yaml")
             try:
                 trainer.restore(tensors, meta)
             except (RuntimeError, KeyError, ValueError, TypeError) as exc:
                 raise RunFolderError(f"{folder.path}: its newest checkpoint does not fit the config "
                                      f"({type(exc).__name__})") from None
+            if trainer.games >= config.total_games:
+                raise RunFolderError(f"{folder.path}: this run finished at {trainer.games} games; raise "
+                                     f"total_games to train it further")
         return trainer.train(progress)
 
 
