@@ -32,6 +32,7 @@ from arboretum_env.agents.arena import play_game
 
 from .config_check import FOLDER_NAME, checked, config_from_mapping
 from .selfplay_config import EVAL_BASELINES, ConfigKeyError
+from .run_folder import refuse_other_model
 from .selfplay_io import RunFolder, RunFolderError
 
 
@@ -244,9 +245,7 @@ def train_afterstate(config: AfterstateConfig, resume: bool = False, progress: b
             tensors, meta = folder.load_newest_checkpoint(("net", "optimizer"),
                                                           ("steps", "games", "wall_s", "rng", "config"))
             hidden = meta["config"].get("hidden") if isinstance(meta["config"], dict) else None
-            if hidden != config.hidden:
-                raise RunFolderError(f"{folder.path}: its checkpoints have hidden: {hidden}, the config "
-                                     f"{config.hidden}; resume with the run's own config.yaml")
+            refuse_other_model(folder.path, {"hidden": hidden}, {"hidden": config.hidden})
             try:
                 trainer.restore(tensors, meta)
             except (RuntimeError, KeyError, ValueError, TypeError) as exc:

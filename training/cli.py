@@ -116,8 +116,10 @@ def _add_score(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train a policy (the batched self-play trainer, or the SB3 path)",
-                       description="Train a policy from a config: the batched self-play trainer for 'trainer: selfplay', else the SB3 path (MaskablePPO); outputs go to <runs_dir>/<run_name>/ (models/ by default).")
+    p = sub.add_parser("train", help="train a policy (self-play, afterstate TD(lambda) or the SB3 path)",
+                       description="Train a policy from a config: the batched self-play trainer for 'trainer: selfplay', "
+                                   "the afterstate TD(lambda) trainer for 'trainer: afterstate', else the SB3 path "
+                                   "(MaskablePPO); outputs go to <runs_dir>/<run_name>/ (models/ by default).")
     p.add_argument("--config", default="configs/quickstart.yaml", help="YAML training config")
     p.add_argument("--resume", action="store_true",
                    help="continue the run from its newest intact checkpoint")

@@ -4,8 +4,7 @@ and the checkpoint a resume starts from.
 * ``RunLock``: an exclusive ``flock`` on ``<runs_dir>/<run_name>.lock`` (beside the folder, so a
   run moved aside does not take the lock with it). The kernel drops the lock when its process
   ends, however it ends, so the file a killed process leaves behind never blocks a later run.
-* ``claim``: the shipped agents' folders (``models/shipped``, ``models/selfplay_2p``) are never
-  used; a fresh run into a folder that holds a run is refused (``--resume`` continues it,
+* ``claim``: the shipped agents' folders (``agents.SHIPPED_FOLDERS``) are never used; a fresh run into a folder that holds a run is refused (``--resume`` continues it,
   ``--replace`` moves it aside to ``<run_name>.replaced-<time>``); a resume needs a run to resume.
 * ``resume_candidates``: the checkpoints, newest first, each intact one with its metadata and
   each damaged one with what is wrong, so that a resume falls back and names the damage.
@@ -119,6 +118,15 @@ def claim(folder: Path, resume: bool, replace: bool, checkpoints: str = "step_*.
     target = aside_name(folder)
     folder.rename(target)
     return target
+
+
+def refuse_other_model(folder: Path, theirs: dict, ours: dict) -> None:
+    """One ``RunFolderError`` line for a resume whose config (``ours``) would build another model
+    than its checkpoints' (``theirs``): the first differing field in name order (absent: 0)."""
+    for key in sorted(set(theirs) | set(ours)):
+        if theirs.get(key, 0) != ours.get(key, 0):
+            raise RunFolderError(f"{folder}: its checkpoints have {key}: {theirs.get(key, 0)}, the config "
+                                 f"{ours.get(key, 0)}; resume with the run's own config.yaml")
 
 
 # ----------------------------------------------------------------------------- checkpoints

@@ -30,7 +30,7 @@ import yaml
 
 from arboretum_env.fileio import atomic_write_bytes, atomic_write_text
 
-from .run_folder import RunFolderError, RunLock, claim
+from .run_folder import RunFolderError, RunLock, claim, refuse_other_model
 from .selfplay_config import network_kwargs
 from .selfplay_export import checkpoint_files
 from .tournament import rate
@@ -115,11 +115,7 @@ class RunFolder:
             theirs, ours = shape(saved), shape(asdict(self.config))
         except (TypeError, ValueError):
             raise RunFolderError(f"{self.path}: its newest checkpoint does not say which network it trained") from None
-        for key in sorted(set(theirs) | set(ours)):
-            if theirs.get(key) != ours.get(key):
-                raise RunFolderError(
-                    f"{self.path}: its checkpoints have {key}: {theirs.get(key, 0)}, the config {ours.get(key, 0)}; "
-                    f"resume with the run's own config.yaml")
+        refuse_other_model(self.path, theirs, ours)
 
     # ------------------------------------------------------------------ curves
     def _read_jsonl(self, name: str) -> list[dict]:

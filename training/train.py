@@ -35,7 +35,8 @@ from training.evaluation import ModelAgent, evaluate_against_baselines
 from training.export import CheckpointError, export_policy, load_checkpoint, save_checkpoint
 from training.imitation import imitate_teacher
 from training.network import learning_rate_schedule, policy_spec
-from training.run_folder import RunFolderError, RunLock, claim, resume_candidates, set_aside_damaged
+from training.run_folder import (RunFolderError, RunLock, claim, refuse_other_model, resume_candidates,
+                                 set_aside_damaged)
 
 
 # ----------------------------------------------------------------------------- 1. run folder
@@ -209,15 +210,9 @@ def check_same_model(config: TrainConfig, meta: dict, folder: Path) -> None:
     """One ``RunFolderError`` line when ``config`` would train another network (or table) than
     the checkpoint's config, before anything is built or written."""
     saved = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-    ours = config_to_dict(config)
-    defaults = config_to_dict(TrainConfig())
-    for key in MODEL_FIELDS:
-        if key == "teacher" and not ours["hints"]:
-            continue  # the advisor matters to the network only through its hints
-        theirs = saved.get(key, defaults[key])
-        if theirs != ours[key]:
-            raise RunFolderError(f"{folder}: its checkpoints have {key}: {theirs}, the config "
-                                 f"{ours[key]}; resume with the run's own config.yaml")
+    ours, defaults = config_to_dict(config), config_to_dict(TrainConfig())
+    keys = [k for k in MODEL_FIELDS if k != "teacher" or ours["hints"]]  # the advisor counts only with hints
+    refuse_other_model(folder, {k: saved.get(k, defaults[k]) for k in keys}, {k: ours[k] for k in keys})
 
 
 def load_newest_intact(config: TrainConfig, folder: Path):

@@ -194,6 +194,10 @@ class Value:
 
 
 # ----------------------------------------------------------------------------- the agent
+_CHOICES = (Decision.DRAW_FIRST, Decision.DRAW_SECOND, Decision.PLAY_CARD)
+"""The decisions at which the agent values positions (``PLAY_CELL`` and ``DISCARD`` play its plan)."""
+
+
 class AfterstateAgent(Agent):
     """One-ply play with a learned ``Value``. ``epsilon``: the chance of a uniform choice at a
     decision (training only); ``record(seat, x)``, if given, receives the features of every
@@ -217,7 +221,8 @@ class AfterstateAgent(Agent):
         legal = legal_actions(action_mask)
         if not isinstance(view, TableView):
             raise TypeError(f"AfterstateAgent.act needs the acting seat's TableView, got {type(view).__name__}")
-        decision, pos = view.decision, Position(view.view)
+        decision = view.decision
+        pos = Position(view.view) if decision in _CHOICES else None  # the cell and discard follow the plan
         if self.record is not None and decision in (Decision.DRAW_SECOND, Decision.PLAY_CARD):
             self.record(view.view.observer, pos.now())  # the position its draw led to
         if decision in (Decision.DRAW_FIRST, Decision.DRAW_SECOND):
